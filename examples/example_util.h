@@ -1,0 +1,41 @@
+/*
+ * example_util.h - small helpers shared by the example programs: argument
+ * matching, JSON string output, human-readable sizes. Not part of the
+ * library.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef GPUPROBE_EXAMPLE_UTIL_H
+#define GPUPROBE_EXAMPLE_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpuprobe.h"
+
+/* Exit statuses of every example: 0 success, 1 runtime failure (the library
+ * returned an error), 2 usage error (bad command line). */
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2 };
+
+/* Print s as a JSON string literal (with quotes), escaping as RFC 8259 asks. */
+void ex_json_string(FILE *out, const char *s);
+
+/* Print a double as JSON: finite values with %.17g, NaN/inf as null. */
+void ex_json_double(FILE *out, double v);
+
+/* "12.3 GB" style, decimal units (1 GB = 1e9 bytes, as the lesson prints). */
+void ex_human_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* "11.4 B" / "350.0 M" parameters. */
+void ex_human_count(char *buf, size_t size, uint64_t count);
+
+/* Parse a non-negative count written as an integer or in e-notation
+ * ("7e9", "7000000000", "1.5e10"). 0 on success, -1 if malformed or
+ * not a whole number or > limit. */
+int ex_parse_count(const char *text, uint64_t limit, uint64_t *out);
+
+/* Print "<prog>: <what>: <status string>: <detail>" on stderr. */
+void ex_report(const char *prog, const char *what, gpuprobe_context *ctx,
+               gpuprobe_status st);
+
+#endif

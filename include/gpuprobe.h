@@ -1,0 +1,714 @@
+/*
+ * gpuprobe.h - libgpuprobe public API: what compute is here, and what can it do.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ * Copyright (c) 2026 The libgpuprobe authors
+ */
+
+/**
+ * @file gpuprobe.h
+ * @brief The one public header of libgpuprobe.
+ *
+ * libgpuprobe answers the first questions of GPU computing from C: which
+ * devices exist (the CPU is always one), whether CUDA is usable and, when it
+ * is not, why; how much memory each device has and how much is free; which
+ * device a program should use; how fast a matrix multiplication runs on it;
+ * and how large a model fits in its memory.
+ *
+ * Conventions that hold for every function:
+ *
+ * - Every fallible call returns a ::gpuprobe_status. ::GPUPROBE_OK is 0.
+ * - When a call that takes a context fails, gpuprobe_last_error() on that
+ *   context returns a message saying exactly what failed.
+ * - Output pointers are written only on success, unless a function says
+ *   otherwise.
+ * - `flags` arguments are reserved: they must be 0 unless the function names
+ *   flag bits; any other value is ::GPUPROBE_ERR_INVALID_ARGUMENT.
+ * - Destroy functions accept NULL.
+ * - No call aborts, exits, or prints on its own.
+ * - Strings returned as `const char *` are owned by the library. Strings
+ *   owned by a context stay valid until the context is destroyed, unless a
+ *   function says they last only until the next call on that context.
+ *
+ * Threads: the library keeps no unsynchronised global state. Separate
+ * contexts may be used from separate threads at the same time. One context
+ * must not be used by two threads at once (guard it with your own lock).
+ * Options objects and matmul results are plain data: any number of threads
+ * may read one at once, but writing one needs exclusive access. The
+ * process-wide OpenBLAS thread count is changed only for the duration of a
+ * CPU matmul that asks for a thread count, and restored before it returns;
+ * two contexts running CPU matmuls with different thread counts at the same
+ * time therefore race on that global setting (results stay correct, the
+ * thread count of one run may not be the one it asked for).
+ *
+ * Environment variables (read with secure_getenv() when a context is
+ * created, so they are ignored in set-user-ID programs):
+ *
+ * - `GPUPROBE_CUDA`: `0`, `off`, `no`, `false` or `disable` turns CUDA off;
+ *   the CUDA cause is then ::GPUPROBE_CUDA_DISABLED.
+ * - `GPUPROBE_CUDA_LIBDIR`: an absolute directory from which the CUDA
+ *   runtime and cuBLAS are loaded instead of the system loader path. A
+ *   relative path is refused (cause ::GPUPROBE_CUDA_OTHER with a message).
+ *   The driver library (`libcuda.so.1`) always comes from the system loader.
+ * - `GPUPROBE_DEVICE`: overrides the program's default device spec in
+ *   gpuprobe_select() (see there).
+ */
+#ifndef GPUPROBE_H
+#define GPUPROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup version Version
+ *  @{ */
+
+/** Major version: incremented on an incompatible ABI change. */
+#define GPUPROBE_VERSION_MAJOR 1
+/** Minor version: incremented when functionality is added compatibly. */
+#define GPUPROBE_VERSION_MINOR 0
+/** Patch version: incremented for compatible fixes. */
+#define GPUPROBE_VERSION_PATCH 0
+
+/** @cond GPUPROBE_INTERNAL */
+#define GPUPROBE_STR_(x) #x
+#define GPUPROBE_STR(x) GPUPROBE_STR_(x)
+/** @endcond */
+
+/** The version as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define GPUPROBE_VERSION_NUMBER                                               \
+    (GPUPROBE_VERSION_MAJOR * 10000 + GPUPROBE_VERSION_MINOR * 100 +          \
+     GPUPROBE_VERSION_PATCH)
+
+/** The version as a string, "MAJOR.MINOR.PATCH". */
+#define GPUPROBE_VERSION_STRING                                               \
+    GPUPROBE_STR(GPUPROBE_VERSION_MAJOR)                                      \
+    "." GPUPROBE_STR(GPUPROBE_VERSION_MINOR) "." GPUPROBE_STR(                \
+        GPUPROBE_VERSION_PATCH)
+
+/** @} */
+
+/** @cond GPUPROBE_INTERNAL */
+#if defined(GPUPROBE_STATIC)
+#define GPUPROBE_API
+#elif defined(GPUPROBE_BUILDING) && defined(__GNUC__)
+#define GPUPROBE_API __attribute__((visibility("default")))
+#else
+#define GPUPROBE_API
+#endif
+/** @endcond */
+
+/** @addtogroup version
+ *  @{ */
+
+/** Run-time version of the library, as #GPUPROBE_VERSION_NUMBER would give. */
+GPUPROBE_API unsigned gpuprobe_version(void);
+
+/** Run-time version string of the library, e.g. "1.0.0". Never NULL. */
+GPUPROBE_API const char *gpuprobe_version_string(void);
+
+/** @} */
+
+/** @defgroup status Status codes
+ *  @{ */
+
+/** The result of every fallible call. Values are fixed and never reused. */
+typedef enum gpuprobe_status {
+    GPUPROBE_OK = 0,                     /**< Success. */
+    GPUPROBE_ERR_INVALID_ARGUMENT = 1,   /**< NULL pointer, bad value, non-zero reserved flags, malformed spec. */
+    GPUPROBE_ERR_OUT_OF_MEMORY = 2,      /**< A host allocation failed. */
+    GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY = 3, /**< A device allocation failed; nothing stays allocated. */
+    GPUPROBE_ERR_NOT_FOUND = 4,          /**< Device index out of range, or no such CUDA device. */
+    GPUPROBE_ERR_UNSUPPORTED = 5,        /**< Valid request the device or build cannot do (attribute of another kind, precision). */
+    GPUPROBE_ERR_CUDA_UNAVAILABLE = 6,   /**< CUDA is not usable; gpuprobe_cuda_status() says why. */
+    GPUPROBE_ERR_CUDA = 7,               /**< A CUDA or cuBLAS call failed; the message names the error. */
+    GPUPROBE_ERR_NO_FIT = 8,             /**< No device meets the requirements; the message says which failed where. */
+    GPUPROBE_ERR_VERIFY_FAILED = 9,      /**< A matmul result failed verification. */
+    GPUPROBE_ERR_OVERFLOW = 10,          /**< A size or count is too large to represent or exceeds a documented limit. */
+    GPUPROBE_ERR_SYSTEM = 11,            /**< An operating-system query failed; the message names it. */
+    GPUPROBE_ERR_INTERNAL = 12           /**< A bug in libgpuprobe; please report it. */
+} gpuprobe_status;
+
+/**
+ * A short English description of a status, e.g. "invalid argument".
+ * Never NULL: unknown values give "unknown status".
+ */
+GPUPROBE_API const char *gpuprobe_status_string(gpuprobe_status status);
+
+/**
+ * The enumerator's name without its prefix, lower case, e.g.
+ * "invalid_argument"; stable, suitable for JSON and logs. Never NULL:
+ * unknown values give "unknown".
+ */
+GPUPROBE_API const char *gpuprobe_status_name(gpuprobe_status status);
+
+/** @} */
+
+/** @defgroup context Context
+ *  @{ */
+
+/** Opaque context: caches enumeration, owns strings and the CUDA state. */
+typedef struct gpuprobe_context gpuprobe_context;
+
+/**
+ * Create a context. Cheap: nothing is enumerated and no library is loaded
+ * until a call needs it. The environment variables listed at the top of
+ * this header are read here.
+ *
+ * @param out    receives the new context; set to NULL on failure.
+ * @param flags  must be 0.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT,
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_context_create(gpuprobe_context **out,
+                                                     unsigned flags);
+
+/** Destroy a context and release everything it owns. NULL is accepted. */
+GPUPROBE_API void gpuprobe_context_destroy(gpuprobe_context *ctx);
+
+/**
+ * The detail message of the last failed call on @p ctx, or "" when the last
+ * call succeeded. Never NULL (a NULL context gives a fixed message). Valid
+ * until the next call on the context.
+ */
+GPUPROBE_API const char *gpuprobe_last_error(const gpuprobe_context *ctx);
+
+/** @} */
+
+/** @defgroup cuda CUDA availability
+ *  @{ */
+
+/** Why CUDA is or is not usable. Values are fixed and never reused. */
+typedef enum gpuprobe_cuda_cause {
+    GPUPROBE_CUDA_AVAILABLE = 0,        /**< At least one CUDA device is usable. */
+    GPUPROBE_CUDA_NOT_BUILT = 1,        /**< This libgpuprobe was built without CUDA support. */
+    GPUPROBE_CUDA_DISABLED = 2,         /**< Turned off by the user (`GPUPROBE_CUDA`). */
+    GPUPROBE_CUDA_NO_RUNTIME = 3,       /**< No CUDA runtime library (libcudart.so.N) could be loaded. */
+    GPUPROBE_CUDA_NO_DRIVER = 4,        /**< The NVIDIA driver library (libcuda.so.1) is missing. */
+    GPUPROBE_CUDA_NO_KERNEL_DRIVER = 5, /**< libcuda.so.1 loads but the kernel driver is not running. */
+    GPUPROBE_CUDA_DRIVER_TOO_OLD = 6,   /**< The driver supports an older CUDA than the runtime needs. */
+    GPUPROBE_CUDA_NO_DEVICE = 7,        /**< The driver works but finds no CUDA device. */
+    GPUPROBE_CUDA_DEVICES_HIDDEN = 8,   /**< Devices exist but `CUDA_VISIBLE_DEVICES` hides them all. */
+    GPUPROBE_CUDA_NO_PERMISSION = 9,    /**< No permission to open /dev/nvidia*. */
+    GPUPROBE_CUDA_OTHER = 10            /**< Any other failure; the detail names the CUDA error. */
+} gpuprobe_cuda_cause;
+
+/**
+ * Is CUDA usable, and if not, why? The first call loads the CUDA runtime and
+ * driver libraries (never cuBLAS) and enumerates devices; the answer is
+ * cached in the context.
+ *
+ * @param ctx    the context.
+ * @param cause  receives the cause; ::GPUPROBE_CUDA_AVAILABLE when usable.
+ * @param detail if not NULL, receives a one-line explanation owned by the
+ *               context (versions, the CUDA error name, the device count
+ *               hidden), e.g. "libcuda.so.1 not found: no NVIDIA driver is
+ *               installed". Never NULL.
+ * @return ::GPUPROBE_OK whatever the cause (an unusable CUDA is an answer,
+ *         not an error), or ::GPUPROBE_ERR_INVALID_ARGUMENT.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_cuda_status(gpuprobe_context *ctx,
+                                                  gpuprobe_cuda_cause *cause,
+                                                  const char **detail);
+
+/** A short English description of a cause. Never NULL. */
+GPUPROBE_API const char *gpuprobe_cuda_cause_string(gpuprobe_cuda_cause cause);
+
+/**
+ * A stable lower-case token for a cause, e.g. "no_driver", for JSON and
+ * scripts. Never NULL ("unknown" for values out of range).
+ */
+GPUPROBE_API const char *gpuprobe_cuda_cause_name(gpuprobe_cuda_cause cause);
+
+/**
+ * The CUDA version the driver supports, as CUDA encodes it
+ * (1000 * major + 10 * minor, e.g. 12040 for 12.4).
+ * @return ::GPUPROBE_OK, or ::GPUPROBE_ERR_CUDA_UNAVAILABLE when no driver
+ *         library could be loaded (the message says why).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_cuda_driver_version(gpuprobe_context *ctx,
+                                                          int *version);
+
+/**
+ * The version of the CUDA runtime library that was loaded, encoded as for
+ * gpuprobe_cuda_driver_version().
+ * @return ::GPUPROBE_OK, or ::GPUPROBE_ERR_CUDA_UNAVAILABLE when no runtime
+ *         library could be loaded.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_cuda_runtime_version(gpuprobe_context *ctx,
+                                                           int *version);
+
+/** @} */
+
+/** @defgroup devices Devices
+ *  @{ */
+
+/** The kind of a device. */
+typedef enum gpuprobe_device_kind {
+    GPUPROBE_DEVICE_CPU = 0,  /**< The host CPU (always device 0). */
+    GPUPROBE_DEVICE_CUDA = 1  /**< An NVIDIA GPU reached through CUDA. */
+} gpuprobe_device_kind;
+
+/** SIMD level of the CPU, highest first-class level found. */
+typedef enum gpuprobe_simd {
+    GPUPROBE_SIMD_NONE = 0,    /**< Nothing beyond the x86-64 baseline (or not x86). */
+    GPUPROBE_SIMD_SSE4_2 = 1,  /**< SSE4.2. */
+    GPUPROBE_SIMD_AVX = 2,     /**< AVX. */
+    GPUPROBE_SIMD_AVX2_FMA = 3, /**< AVX2 and FMA3. */
+    GPUPROBE_SIMD_AVX512 = 4   /**< AVX-512F (with AVX2 and FMA3). */
+} gpuprobe_simd;
+
+/**
+ * Device attributes, read with gpuprobe_device_get_int() or
+ * gpuprobe_device_get_string() according to the type given here. New
+ * attributes are added at the end; values never change.
+ */
+typedef enum gpuprobe_attr {
+    GPUPROBE_ATTR_KIND = 0,            /**< int: ::gpuprobe_device_kind. All devices. */
+    GPUPROBE_ATTR_NAME = 1,            /**< string: product name (GPU) or CPU model name. All devices. */
+    GPUPROBE_ATTR_SPEC = 2,            /**< string: the device spec that selects it, "cpu" or "cuda:N". All devices. */
+    GPUPROBE_ATTR_CUDA_INDEX = 3,      /**< int: CUDA ordinal as this process sees it. CUDA only. */
+    GPUPROBE_ATTR_UUID = 4,            /**< string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints. CUDA only. */
+    GPUPROBE_ATTR_PCI_BUS_ID = 5,      /**< string: "dddd:bb:dd.f". CUDA only. */
+    GPUPROBE_ATTR_CC_MAJOR = 6,        /**< int: compute capability, major. CUDA only. */
+    GPUPROBE_ATTR_CC_MINOR = 7,        /**< int: compute capability, minor. CUDA only. */
+    GPUPROBE_ATTR_MULTIPROCESSORS = 8, /**< int: streaming multiprocessor count. CUDA only. */
+    GPUPROBE_ATTR_CLOCK_KHZ = 9,       /**< int: peak clock in kHz (GPU: SM clock; CPU: max frequency if the OS says). */
+    GPUPROBE_ATTR_MEMORY_CLOCK_KHZ = 10, /**< int: peak memory clock in kHz. CUDA only. */
+    GPUPROBE_ATTR_MEMORY_BUS_BITS = 11,  /**< int: memory bus width in bits. CUDA only. */
+    GPUPROBE_ATTR_TOTAL_MEMORY = 12,   /**< int: total memory in bytes (GPU: device memory; CPU: physical RAM). All devices. */
+    GPUPROBE_ATTR_LOGICAL_CORES = 13,  /**< int: logical CPUs online (sysconf). CPU only. */
+    GPUPROBE_ATTR_SIMD = 14,           /**< int: ::gpuprobe_simd. CPU only. */
+    GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. */
+    GPUPROBE_ATTR_BLAS_THREADS = 16,   /**< int: OpenBLAS thread count now. CPU only. */
+    GPUPROBE_ATTR_BLAS_CONFIG = 17     /**< string: OpenBLAS build configuration. CPU only. */
+} gpuprobe_attr;
+
+/**
+ * Number of devices: 1 (the CPU) plus every usable CUDA device. Device 0 is
+ * always the CPU; device i + 1 is CUDA ordinal i. The first call enumerates
+ * (loading the CUDA runtime and driver, never cuBLAS); later calls use the
+ * cached list.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_device_count(gpuprobe_context *ctx,
+                                                   size_t *count);
+
+/**
+ * Read an integer attribute.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_NOT_FOUND for a device index out of
+ *         range; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL pointers, an
+ *         unknown attribute or a string attribute; ::GPUPROBE_ERR_UNSUPPORTED
+ *         when the attribute does not apply to this kind of device or is not
+ *         known on this system.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx,
+                                                     size_t device,
+                                                     gpuprobe_attr attr,
+                                                     int64_t *value);
+
+/**
+ * Read a string attribute. The string is owned by the context and stays
+ * valid until the context is destroyed. Errors as for
+ * gpuprobe_device_get_int().
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx,
+                                                        size_t device,
+                                                        gpuprobe_attr attr,
+                                                        const char **value);
+
+/** @} */
+
+/** @defgroup memory Memory
+ *  @{ */
+
+/** Bits of gpuprobe_memory_info::flags. */
+#define GPUPROBE_MEMORY_CGROUP_LIMITED 0x1u  /**< Host: a cgroup limit lowered total or available. */
+#define GPUPROBE_MEMORY_CREATED_CONTEXT 0x2u /**< CUDA: this query created a CUDA context on the device. */
+#define GPUPROBE_MEMORY_CONTEXT_MEASURED 0x4u /**< CUDA: context_bytes was measured (via NVML), not assumed. */
+
+/**
+ * A memory snapshot. Size-prefixed: set `size` (use
+ * #GPUPROBE_MEMORY_INFO_INIT) so that fields added later are never written
+ * past the end of an older caller's struct.
+ */
+typedef struct gpuprobe_memory_info {
+    size_t size;               /**< sizeof(gpuprobe_memory_info), set by the caller. */
+    uint64_t total_bytes;      /**< Host: physical RAM, or the cgroup limit when lower. CUDA: device memory. */
+    uint64_t available_bytes;  /**< Host: MemAvailable, capped by the cgroup's remaining room. CUDA: free device memory. */
+    uint64_t physical_bytes;   /**< Host: MemTotal. CUDA: same as total_bytes. */
+    uint64_t cgroup_limit_bytes; /**< Host: the tightest cgroup memory limit, UINT64_MAX if none. CUDA: UINT64_MAX. */
+    uint64_t context_bytes;    /**< CUDA: device memory taken by the CUDA context itself, when measured; else 0. */
+    uint32_t flags;            /**< GPUPROBE_MEMORY_* bits. */
+} gpuprobe_memory_info;
+
+/** Initialiser for ::gpuprobe_memory_info. */
+#define GPUPROBE_MEMORY_INFO_INIT {sizeof(gpuprobe_memory_info), 0, 0, 0, 0, 0, 0}
+
+/**
+ * Query the memory of a device.
+ *
+ * For the CPU: reads /proc/meminfo and honours cgroup v2 (`memory.max`) and
+ * v1 (`memory.limit_in_bytes`) limits of the calling process.
+ *
+ * For a CUDA device: total and free memory. Knowing free memory needs a CUDA
+ * context on the device; if none exists yet, this call creates the device's
+ * primary context (tens to hundreds of MiB of device memory, released when
+ * the context is destroyed) and sets #GPUPROBE_MEMORY_CREATED_CONTEXT. When
+ * NVML is present the context's own cost is measured and reported in
+ * `context_bytes`.
+ *
+ * @param info   caller's struct, with `info->size` set; fields beyond
+ *               `info->size` are not written.
+ * @param flags  must be 0.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx,
+                                                    size_t device,
+                                                    gpuprobe_memory_info *info,
+                                                    unsigned flags);
+
+/** @} */
+
+/** @defgroup capacity Capacity estimation
+ *  @{ */
+
+/**
+ * Numeric types. Storage size per element: fp64 8, fp32 4, tf32 4 (stored
+ * as fp32; a matmul compute mode), fp16 2, bf16 2, fp8 1, int8 1, int4 0.5.
+ */
+typedef enum gpuprobe_dtype {
+    GPUPROBE_DTYPE_FP32 = 0, /**< IEEE binary32. */
+    GPUPROBE_DTYPE_FP64 = 1, /**< IEEE binary64. */
+    GPUPROBE_DTYPE_TF32 = 2, /**< fp32 storage, TF32 tensor-core compute (matmul only). */
+    GPUPROBE_DTYPE_FP16 = 3, /**< IEEE binary16. */
+    GPUPROBE_DTYPE_BF16 = 4, /**< bfloat16. */
+    GPUPROBE_DTYPE_FP8 = 5,  /**< 8-bit float (capacity only). */
+    GPUPROBE_DTYPE_INT8 = 6, /**< 8-bit integer (capacity only). */
+    GPUPROBE_DTYPE_INT4 = 7  /**< 4-bit integer, two per byte (capacity only). */
+} gpuprobe_dtype;
+
+/** The lower-case name of a dtype ("fp16"), or "unknown". Never NULL. */
+GPUPROBE_API const char *gpuprobe_dtype_name(gpuprobe_dtype dtype);
+
+/**
+ * Parse a dtype name as gpuprobe_dtype_name() writes it.
+ * @return ::GPUPROBE_OK or ::GPUPROBE_ERR_INVALID_ARGUMENT.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_dtype_parse(const char *name,
+                                                  gpuprobe_dtype *dtype);
+
+/**
+ * What the memory is for. The rules (bytes per parameter, b = storage size
+ * of the dtype):
+ *
+ * - ::GPUPROBE_WORKLOAD_WEIGHTS: b. The lesson's rule of thumb
+ *   ("fp16 = 2 bytes per parameter").
+ * - ::GPUPROBE_WORKLOAD_INFERENCE: 1.2 x b, i.e. weights plus ~20% for
+ *   activations and KV cache (EleutherAI, "Transformer Math 101", 2023).
+ * - ::GPUPROBE_WORKLOAD_TRAINING: AdamW training before activations (same
+ *   source): fp16/bf16 mixed precision 16 bytes (2 weights + 2 gradients +
+ *   4 fp32 master weights + 8 fp32 Adam moments); fp32 16 (4 x 4); fp64 32.
+ *   Not defined for tf32, fp8, int8, int4 (::GPUPROBE_ERR_UNSUPPORTED).
+ *   This is the sum of all stages, larger than the max-of-stages figure of
+ *   Hugging Face accelerate's estimator.
+ *
+ * Byte counts are rounded up to whole bytes; all arithmetic is exact 64-bit
+ * integer arithmetic.
+ */
+typedef enum gpuprobe_workload {
+    GPUPROBE_WORKLOAD_WEIGHTS = 0,   /**< Weights only. */
+    GPUPROBE_WORKLOAD_INFERENCE = 1, /**< Weights x 1.2. */
+    GPUPROBE_WORKLOAD_TRAINING = 2   /**< Mixed-precision AdamW, 16 B/param before activations. */
+} gpuprobe_workload;
+
+/** The lower-case name of a workload ("weights", "inference", "training"), or "unknown". */
+GPUPROBE_API const char *gpuprobe_workload_name(gpuprobe_workload workload);
+
+/** Largest parameter count the capacity calls accept or return: 10^15. */
+#define GPUPROBE_MAX_PARAMS UINT64_C(1000000000000000)
+
+/**
+ * Bytes needed for @p params parameters.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_OVERFLOW when params exceeds
+ *         #GPUPROBE_MAX_PARAMS; ::GPUPROBE_ERR_INVALID_ARGUMENT for an
+ *         unknown dtype or workload or NULL @p bytes;
+ *         ::GPUPROBE_ERR_UNSUPPORTED for a combination with no rule.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_capacity_bytes(uint64_t params,
+                                                     gpuprobe_dtype dtype,
+                                                     gpuprobe_workload workload,
+                                                     uint64_t *bytes);
+
+/**
+ * The largest parameter count whose gpuprobe_capacity_bytes() is <= @p bytes.
+ * Exact: capacity_bytes(result) <= bytes < capacity_bytes(result + 1).
+ * @return as gpuprobe_capacity_bytes(); ::GPUPROBE_ERR_OVERFLOW when the
+ *         answer would exceed #GPUPROBE_MAX_PARAMS.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_capacity_params(uint64_t bytes,
+                                                      gpuprobe_dtype dtype,
+                                                      gpuprobe_workload workload,
+                                                      uint64_t *params);
+
+/** Where gpuprobe_capacity::reserve_bytes came from. */
+typedef enum gpuprobe_reserve_source {
+    GPUPROBE_RESERVE_NONE = 0,     /**< No reserve (the CPU). */
+    GPUPROBE_RESERVE_MEASURED = 1, /**< The CUDA context cost measured on this device. */
+    GPUPROBE_RESERVE_DEFAULT = 2   /**< #GPUPROBE_DEFAULT_CONTEXT_RESERVE, nothing measured. */
+} gpuprobe_reserve_source;
+
+/**
+ * Device memory set aside for a CUDA context when its cost cannot be
+ * measured: 512 MiB (a context costs ~300-700 MiB depending on lazy or
+ * eager module loading).
+ */
+#define GPUPROBE_DEFAULT_CONTEXT_RESERVE (UINT64_C(512) << 20)
+
+/**
+ * A capacity estimate against a live device. Size-prefixed; initialise with
+ * #GPUPROBE_CAPACITY_INIT.
+ */
+typedef struct gpuprobe_capacity {
+    size_t size;             /**< sizeof(gpuprobe_capacity), set by the caller. */
+    uint64_t total_bytes;    /**< Device total memory (CPU: total RAM, cgroup-aware). */
+    uint64_t free_bytes;     /**< Free memory now (CPU: available RAM, cgroup-aware). */
+    uint64_t reserve_bytes;  /**< Subtracted for a CUDA context (0 for the CPU). */
+    uint64_t usable_bytes;   /**< free_bytes - reserve_bytes, never below 0. */
+    uint64_t max_params;     /**< Largest parameter count that fits usable_bytes. */
+    uint32_t reserve_source; /**< ::gpuprobe_reserve_source. */
+} gpuprobe_capacity;
+
+/** Initialiser for ::gpuprobe_capacity. */
+#define GPUPROBE_CAPACITY_INIT {sizeof(gpuprobe_capacity), 0, 0, 0, 0, 0, 0}
+
+/**
+ * How many parameters of @p dtype fit on @p device for @p workload, with the
+ * numbers used. For a GPU, usable = free - reserve, where the reserve is the
+ * measured CUDA context cost when known, else
+ * #GPUPROBE_DEFAULT_CONTEXT_RESERVE. For the CPU, usable = available RAM
+ * (cgroup-aware). Asking a GPU for free memory creates its CUDA context (see
+ * gpuprobe_device_memory()).
+ *
+ * @param flags must be 0.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx,
+                                                      size_t device,
+                                                      gpuprobe_dtype dtype,
+                                                      gpuprobe_workload workload,
+                                                      unsigned flags,
+                                                      gpuprobe_capacity *out);
+
+/** @} */
+
+/** @defgroup select Device selection
+ *  @{ */
+
+/**
+ * Requirements a selected device must meet. Size-prefixed; initialise with
+ * #GPUPROBE_REQUIREMENTS_INIT (which asks for nothing).
+ */
+typedef struct gpuprobe_requirements {
+    size_t size;               /**< sizeof(gpuprobe_requirements), set by the caller. */
+    uint64_t min_free_bytes;   /**< Minimum free memory (CPU: available RAM). 0: none. */
+    int32_t min_cc_major;      /**< Minimum compute capability (major); 0: none. Excludes the CPU when > 0. */
+    int32_t min_cc_minor;      /**< Minimum compute capability (minor), with min_cc_major. */
+    uint64_t fit_params;       /**< The device must fit this many parameters (gpuprobe_device_capacity()); 0: none. */
+    int32_t fit_dtype;         /**< ::gpuprobe_dtype for fit_params. */
+    int32_t fit_workload;      /**< ::gpuprobe_workload for fit_params. */
+} gpuprobe_requirements;
+
+/** Initialiser for ::gpuprobe_requirements: no requirement. */
+#define GPUPROBE_REQUIREMENTS_INIT                                            \
+    {sizeof(gpuprobe_requirements), 0, 0, 0, 0, GPUPROBE_DTYPE_FP16,          \
+     GPUPROBE_WORKLOAD_WEIGHTS}
+
+/** gpuprobe_select() flag: ignore the `GPUPROBE_DEVICE` environment variable. */
+#define GPUPROBE_SELECT_IGNORE_ENV 0x1u
+
+/**
+ * Choose the device a program should use, as the lesson's
+ * `torch.device("cuda" if torch.cuda.is_available() else "cpu")`, but with
+ * reasons and requirements.
+ *
+ * Spec grammar: `auto` | `cpu` | `cuda` | `cuda:N` (N a decimal CUDA
+ * ordinal as this process sees it, i.e. after `CUDA_VISIBLE_DEVICES`).
+ * - `auto`: the usable CUDA device with the most free memory that meets the
+ *   requirements (ties: lowest ordinal), else the CPU if it meets them.
+ * - `cuda`: as `auto` among CUDA devices only; no fallback to the CPU.
+ * - `cuda:N`: exactly that device; an error if it is unusable or fails.
+ * - `cpu`: the CPU, if it meets the requirements.
+ *
+ * The environment variable `GPUPROBE_DEVICE`, when set, replaces @p spec
+ * (an empty value means `auto`) unless @p flags has
+ * #GPUPROBE_SELECT_IGNORE_ENV.
+ *
+ * @param spec    the program's default spec; not NULL.
+ * @param req     requirements, or NULL for none.
+ * @param flags   0 or #GPUPROBE_SELECT_IGNORE_ENV.
+ * @param device  receives the chosen device index (see gpuprobe_device_count()).
+ * @param reason  if not NULL, receives a one-line account of the choice
+ *                (e.g. why `auto` fell back to the CPU), owned by the
+ *                context, valid until the next call on it.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for a malformed spec
+ *         (the message quotes it); ::GPUPROBE_ERR_CUDA_UNAVAILABLE when CUDA
+ *         was asked for and is not usable (the message gives the cause);
+ *         ::GPUPROBE_ERR_NOT_FOUND for `cuda:N` out of range;
+ *         ::GPUPROBE_ERR_NO_FIT when no candidate meets the requirements (the
+ *         message says which requirement failed on which device).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_select(gpuprobe_context *ctx,
+                                             const char *spec,
+                                             const gpuprobe_requirements *req,
+                                             unsigned flags, size_t *device,
+                                             const char **reason);
+
+/** @} */
+
+/** @defgroup matmul Timed matrix multiplication
+ *  @{ */
+
+/** Opaque matmul options (zstd-style enum-keyed parameters). */
+typedef struct gpuprobe_matmul_options gpuprobe_matmul_options;
+
+/**
+ * Matmul parameters. Query the accepted range with
+ * gpuprobe_matmul_param_bounds(). Values are fixed and never reused.
+ */
+typedef enum gpuprobe_matmul_param {
+    GPUPROBE_MATMUL_M = 0,           /**< Rows of A and C. Default 5000 (the lesson's size). */
+    GPUPROBE_MATMUL_N = 1,           /**< Columns of B and C. Default: same as M when not set. */
+    GPUPROBE_MATMUL_K = 2,           /**< Columns of A, rows of B. Default: same as M when not set. */
+    GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA). */
+    GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up runs. Default 1. */
+    GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs. Default 5. */
+    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs. Default 100. */
+    GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep running (past MIN_RUNS, up to MAX_RUNS) until this much time was spent. Default 0. */
+    GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
+    GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
+    GPUPROBE_MATMUL_SEED = 10,       /**< Seed of the random inputs. Default 42. */
+    GPUPROBE_MATMUL_CPU_THREADS = 11, /**< CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. */
+    GPUPROBE_MATMUL_VERIFY_SAMPLES = 12 /**< Number of sampled output entries to verify. Default 256. */
+} gpuprobe_matmul_param;
+
+/** Create options holding the defaults. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_options_create(gpuprobe_matmul_options **out);
+
+/** Destroy options. NULL is accepted. */
+GPUPROBE_API void gpuprobe_matmul_options_destroy(gpuprobe_matmul_options *opts);
+
+/**
+ * Set a parameter.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL options,
+ *         an unknown parameter or a value out of bounds (nothing is changed).
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_options_set(gpuprobe_matmul_options *opts,
+                            gpuprobe_matmul_param param, int64_t value);
+
+/** Read a parameter (the effective value: N and K follow M when unset). */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_options_get(const gpuprobe_matmul_options *opts,
+                            gpuprobe_matmul_param param, int64_t *value);
+
+/** The inclusive range a parameter accepts. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_param_bounds(gpuprobe_matmul_param param, int64_t *lower,
+                             int64_t *upper);
+
+/** Opaque result of a timed matmul. */
+typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
+
+/**
+ * Run a timed matmul C = A x B (row-major, m x k times k x n) on @p device,
+ * following the protocol in docs: separate setup timing, warm-up, at least
+ * MIN_RUNS timed runs (CUDA events on the GPU), seeded zero-mean random
+ * inputs, output poisoned with NaN first, verification on sampled entries
+ * against a double-precision host reference.
+ *
+ * cuBLAS is loaded on the first GPU matmul of the context and its handle is
+ * kept for later calls on the same device.
+ *
+ * @param opts   options, or NULL for the defaults.
+ * @param flags  must be 0.
+ * @param out    receives the result on ::GPUPROBE_OK and on
+ *               ::GPUPROBE_ERR_VERIFY_FAILED (so the figures can still be
+ *               read); NULL otherwise. Destroy it with
+ *               gpuprobe_matmul_result_destroy().
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
+ *         ::GPUPROBE_ERR_NOT_FOUND; ::GPUPROBE_ERR_UNSUPPORTED for a dtype
+ *         the device cannot do; ::GPUPROBE_ERR_OVERFLOW when the buffers'
+ *         size cannot be represented; ::GPUPROBE_ERR_OUT_OF_MEMORY;
+ *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY (nothing stays allocated);
+ *         ::GPUPROBE_ERR_CUDA_UNAVAILABLE; ::GPUPROBE_ERR_CUDA;
+ *         ::GPUPROBE_ERR_VERIFY_FAILED.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx,
+                                                 size_t device,
+                                                 const gpuprobe_matmul_options *opts,
+                                                 unsigned flags,
+                                                 gpuprobe_matmul_result **out);
+
+/** Destroy a result. NULL is accepted. */
+GPUPROBE_API void gpuprobe_matmul_result_destroy(gpuprobe_matmul_result *result);
+
+/**
+ * Figures of a matmul result, read with the getter of the type given.
+ * Times are in seconds. Values are fixed and never reused.
+ */
+typedef enum gpuprobe_matmul_metric {
+    GPUPROBE_METRIC_MEDIAN_S = 0,     /**< double: median of the timed runs. */
+    GPUPROBE_METRIC_MIN_S = 1,        /**< double: fastest run. */
+    GPUPROBE_METRIC_MAX_S = 2,        /**< double: slowest run. */
+    GPUPROBE_METRIC_MEAN_S = 3,       /**< double: mean of the runs. */
+    GPUPROBE_METRIC_STDDEV_S = 4,     /**< double: sample standard deviation of the runs. */
+    GPUPROBE_METRIC_GFLOPS = 5,       /**< double: 2*m*n*k / median / 1e9. */
+    GPUPROBE_METRIC_SETUP_S = 6,      /**< double: allocation, input generation, handle creation, library loading. */
+    GPUPROBE_METRIC_H2D_S = 7,        /**< double: host-to-device copy of A and B (CUDA; 0 for the CPU or with TRANSFERS off). */
+    GPUPROBE_METRIC_D2H_S = 8,        /**< double: device-to-host copy of C (same). */
+    GPUPROBE_METRIC_MAX_ERROR = 9,    /**< double: largest |c - ref| / (sum |a||b|) over the sampled entries (NaN if a sample was NaN). */
+    GPUPROBE_METRIC_TOLERANCE = 10,   /**< double: the tolerance that error was held to. */
+    GPUPROBE_METRIC_PEAK_GFLOPS = 11, /**< double: theoretical peak for this dtype; 0 when unknown. */
+    GPUPROBE_METRIC_PEAK_FRACTION = 12, /**< double: GFLOPS / PEAK_GFLOPS; 0 when the peak is unknown. */
+    GPUPROBE_METRIC_VERIFIED = 13,    /**< int: 1 verified, 0 failed, -1 not checked. */
+    GPUPROBE_METRIC_RUNS = 14,        /**< int: number of timed runs. */
+    GPUPROBE_METRIC_THREADS = 15,     /**< int: CPU threads used (OpenBLAS); 0 on CUDA. */
+    GPUPROBE_METRIC_M = 16,           /**< int: m. */
+    GPUPROBE_METRIC_N = 17,           /**< int: n. */
+    GPUPROBE_METRIC_K = 18,           /**< int: k. */
+    GPUPROBE_METRIC_DTYPE = 19,       /**< int: ::gpuprobe_dtype. */
+    GPUPROBE_METRIC_DEVICE_NAME = 20, /**< string: the device's name. */
+    GPUPROBE_METRIC_BACKEND = 21,     /**< string: e.g. "OpenBLAS 0.3.21 Haswell" or "cuBLAS 13.0.0". */
+    GPUPROBE_METRIC_MATH_MODE = 22,   /**< string: cuBLAS math mode, e.g. "CUBLAS_DEFAULT_MATH"; "" on the CPU. */
+    GPUPROBE_METRIC_COMPUTE_TYPE = 23, /**< string: e.g. "CUBLAS_COMPUTE_32F_FAST_TF32", or "cblas_sgemm" on the CPU. */
+    GPUPROBE_METRIC_DEVICE = 24       /**< int: the device index the run used. */
+} gpuprobe_matmul_metric;
+
+/** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double metrics. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_result_get_double(const gpuprobe_matmul_result *result,
+                                  gpuprobe_matmul_metric metric, double *value);
+
+/** Read an integer metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-int metrics. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_result_get_int(const gpuprobe_matmul_result *result,
+                               gpuprobe_matmul_metric metric, int64_t *value);
+
+/**
+ * Read a string metric; the string lives as long as the result.
+ * ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-string metrics.
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_matmul_result_get_string(const gpuprobe_matmul_result *result,
+                                  gpuprobe_matmul_metric metric,
+                                  const char **value);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPROBE_H */

@@ -1,0 +1,2 @@
+/* cpu_matmul.c - placeholder, being written. SPDX-License-Identifier: BSD-2-Clause */
+#include "internal.h"

@@ -1,0 +1,116 @@
+/*
+ * cuda_loader.h - run-time loading of the CUDA runtime, driver, NVML and
+ * cuBLAS with dlopen. libgpuprobe never links a CUDA library: the CUDA
+ * headers are used for types and enum values only, and every function is
+ * looked up with dlsym by the name the headers expand it to (e.g.
+ * cuDeviceTotalMem -> cuDeviceTotalMem_v2, cublasCreate -> cublasCreate_v2).
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef GPUPROBE_CUDA_LOADER_H
+#define GPUPROBE_CUDA_LOADER_H
+
+#include "internal.h"
+
+#ifdef GPUPROBE_HAVE_CUDA
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <library_types.h>
+#include <cublas_api.h>
+#endif
+
+/* Test seam: when set, replaces dlopen() in the loader (fault injection:
+ * pretend a library is missing). Set by unit tests only, before any context
+ * loads CUDA. */
+extern void *(*gp_test_dlopen)(const char *file, int mode);
+
+typedef struct gp_cuda {
+    void *rt_lib;      /* libcudart.so.N */
+    void *drv_lib;     /* libcuda.so.1 */
+    void *nvml_lib;    /* libnvidia-ml.so.1, optional */
+    void *blas_lib;    /* libcublas.so.N, loaded by gp_cuda_load_cublas() */
+    int rt_major;      /* N of the libcudart.so.N that was loaded */
+    char rt_name[GP_PATH_LEN + 32]; /* what was passed to dlopen for it */
+
+#ifdef GPUPROBE_HAVE_CUDA
+    struct {
+        cudaError_t (*RuntimeGetVersion)(int *);
+        cudaError_t (*DriverGetVersion)(int *);
+        cudaError_t (*GetDeviceCount)(int *);
+        const char *(*GetErrorName)(cudaError_t);
+        const char *(*GetErrorString)(cudaError_t);
+        cudaError_t (*GetLastError)(void);
+        cudaError_t (*DeviceGetAttribute)(int *, enum cudaDeviceAttr, int);
+        cudaError_t (*DeviceGetPCIBusId)(char *, int, int);
+        cudaError_t (*SetDevice)(int);
+        cudaError_t (*GetDevice)(int *);
+        cudaError_t (*MemGetInfo)(size_t *, size_t *);
+        cudaError_t (*Malloc)(void **, size_t);
+        cudaError_t (*Free)(void *);
+        cudaError_t (*MallocHost)(void **, size_t);
+        cudaError_t (*FreeHost)(void *);
+        cudaError_t (*MemcpyAsync)(void *, const void *, size_t,
+                                   enum cudaMemcpyKind, cudaStream_t);
+        cudaError_t (*MemsetAsync)(void *, int, size_t, cudaStream_t);
+        cudaError_t (*StreamCreateWithFlags)(cudaStream_t *, unsigned int);
+        cudaError_t (*StreamDestroy)(cudaStream_t);
+        cudaError_t (*StreamSynchronize)(cudaStream_t);
+        cudaError_t (*EventCreate)(cudaEvent_t *);
+        cudaError_t (*EventRecord)(cudaEvent_t, cudaStream_t);
+        cudaError_t (*EventSynchronize)(cudaEvent_t);
+        cudaError_t (*EventElapsedTime)(float *, cudaEvent_t, cudaEvent_t);
+        cudaError_t (*EventDestroy)(cudaEvent_t);
+    } rt;
+    struct {
+        CUresult (*Init)(unsigned int);
+        CUresult (*DriverGetVersion)(int *);
+        CUresult (*DeviceGetCount)(int *);
+        CUresult (*DeviceGet)(CUdevice *, int);
+        CUresult (*DeviceGetName)(char *, int, CUdevice);
+        CUresult (*DeviceGetUuid)(CUuuid *, CUdevice);          /* cuDeviceGetUuid_v2 */
+        CUresult (*DeviceTotalMem)(size_t *, CUdevice);         /* cuDeviceTotalMem_v2 */
+        CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+        CUresult (*DevicePrimaryCtxGetState)(CUdevice, unsigned int *, int *);
+        CUresult (*GetErrorName)(CUresult, const char **);
+    } drv;
+    struct {
+        cublasStatus_t (*Create)(cublasHandle_t *);             /* cublasCreate_v2 */
+        cublasStatus_t (*Destroy)(cublasHandle_t);              /* cublasDestroy_v2 */
+        cublasStatus_t (*SetStream)(cublasHandle_t, cudaStream_t); /* cublasSetStream_v2 */
+        cublasStatus_t (*SetMathMode)(cublasHandle_t, cublasMath_t);
+        cublasStatus_t (*GetVersion)(cublasHandle_t, int *);    /* cublasGetVersion_v2 */
+        const char *(*GetStatusName)(cublasStatus_t);           /* may be NULL (old cuBLAS) */
+        cublasStatus_t (*GemmEx)(cublasHandle_t, cublasOperation_t,
+                                 cublasOperation_t, int, int, int,
+                                 const void *, const void *, cudaDataType, int,
+                                 const void *, cudaDataType, int, const void *,
+                                 void *, cudaDataType, int, cublasComputeType_t,
+                                 cublasGemmAlgo_t);
+    } blas;
+#endif
+} gp_cuda;
+
+/*
+ * Load the runtime and the driver (once per context) and decide the CUDA
+ * cause: sets ctx->cuda_cause, ctx->cuda_detail, ctx->driver_version,
+ * ctx->runtime_version and ctx->cuda. Returns GPUPROBE_OK whatever the cause
+ * (an unusable CUDA is an answer); only host out-of-memory is an error.
+ * Never loads cuBLAS.
+ */
+gpuprobe_status gp_cuda_load(gpuprobe_context *ctx);
+
+/* Load cuBLAS matching the loaded runtime (first GPU matmul only).
+ * GPUPROBE_ERR_CUDA_UNAVAILABLE with a message when it cannot be loaded. */
+gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx);
+
+/* Close every library and free the state. NULL is accepted. */
+void gp_cuda_unload(gp_cuda *cuda);
+
+#ifdef GPUPROBE_HAVE_CUDA
+/* "cudaErrorMemoryAllocation"-style name of a runtime error (never NULL). */
+const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err);
+/* Name of a cuBLAS status, e.g. "CUBLAS_STATUS_ALLOC_FAILED" (never NULL). */
+const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st);
+#endif
+
+#endif

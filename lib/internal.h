@@ -1,0 +1,167 @@
+/*
+ * internal.h - libgpuprobe's internal declarations, shared by the lib/ sources.
+ * Not installed. Nothing here is exported from the shared library; the unit
+ * tests reach it by linking the static archive libgpuprobe_internal.a.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef GPUPROBE_INTERNAL_H
+#define GPUPROBE_INTERNAL_H
+
+#include "gpuprobe.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GP_PRINTF(f, a)
+#endif
+
+#define GP_ERR_LEN 512   /* context error message, incl. NUL */
+#define GP_NAME_LEN 256  /* device / CPU model names, incl. NUL */
+#define GP_PATH_LEN 4096 /* directories given through the environment */
+
+/* One enumerated device (the CPU or a CUDA device). */
+typedef struct gp_device {
+    gpuprobe_device_kind kind;
+    char name[GP_NAME_LEN];
+    char spec[32];             /* "cpu" or "cuda:N" */
+    uint64_t total_memory;     /* bytes */
+    int64_t clock_khz;         /* 0 when unknown */
+    /* CUDA */
+    int cuda_index;
+    char uuid[64];             /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    char pci_bus_id[32];
+    int cc_major, cc_minor;
+    int multiprocessors;
+    int64_t memory_clock_khz;
+    int memory_bus_bits;
+    /* CPU */
+    int logical_cores;
+    int simd;                  /* gpuprobe_simd */
+    char blas_core[64];
+    char blas_config[GP_NAME_LEN];
+} gp_device;
+
+/*
+ * Test seam: a simulated set of CUDA devices. When a context carries one,
+ * enumeration, memory queries and selection use it instead of the CUDA
+ * libraries. Used only by the unit tests (gp_test_set_cuda()).
+ */
+typedef struct gp_fake_cuda_device {
+    const char *name;
+    int cc_major, cc_minor;
+    uint64_t total_bytes;
+    uint64_t free_bytes;
+    uint64_t context_bytes;    /* 0: unmeasured */
+} gp_fake_cuda_device;
+
+typedef struct gp_fake_cuda {
+    gpuprobe_cuda_cause cause; /* reported when count is 0 */
+    const char *detail;
+    size_t count;
+    const gp_fake_cuda_device *devices;
+} gp_fake_cuda;
+
+struct gp_cuda;        /* CUDA loader state, lib/cuda_loader.h */
+struct gp_cuda_blas;   /* cuBLAS state for matmul, lib/cuda_matmul.c */
+
+struct gpuprobe_context {
+    char error[GP_ERR_LEN];       /* last error; "" after success */
+    char reason[GP_ERR_LEN];      /* last selection reason */
+    char cuda_detail[GP_ERR_LEN]; /* why CUDA is (not) usable */
+
+    /* environment, read once at create */
+    int env_cuda_off;
+    int env_libdir_set;
+    char env_libdir[GP_PATH_LEN];
+    int env_device_set;
+    char env_device[256];         /* truncated copy; longer values flagged */
+    int env_device_too_long;
+
+    /* test seams */
+    const gp_fake_cuda *fake;     /* simulated CUDA devices, or NULL */
+    const char *sysroot;          /* prefix for /proc and /sys reads; NULL = "" */
+
+    /* enumeration cache */
+    int enumerated;
+    gpuprobe_cuda_cause cuda_cause;
+    int driver_version;           /* 0 when unknown */
+    int runtime_version;          /* 0 when unknown */
+    gp_device *devices;           /* [0] is the CPU */
+    size_t ndevices;
+
+    struct gp_cuda *cuda;         /* NULL until CUDA is first needed */
+    struct gp_cuda_blas *blas;    /* NULL until the first GPU matmul */
+};
+
+/* ---- context.c: errors ---- */
+
+/* Record an error message on ctx (printf-style) and return status. ctx may be NULL. */
+gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
+                        const char *fmt, ...) GP_PRINTF(3, 4);
+/* Clear the error message and return GPUPROBE_OK. ctx may be NULL. */
+gpuprobe_status gp_ok(gpuprobe_context *ctx);
+/* Bounded formatted copy: always NUL-terminates (if size > 0), never overflows. */
+void gp_strlcpy(char *dst, const char *src, size_t size);
+void gp_snprintf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
+/* Copy at most max bytes of untrusted text into dst for quoting in a message:
+ * non-printable and non-ASCII bytes become '?', long text ends in "...". */
+void gp_quote(char *dst, size_t size, const char *text, size_t max);
+/* secure_getenv where available. */
+const char *gp_getenv(const char *name);
+
+/* ---- devices.c ---- */
+
+/* Enumerate (once) and cache. Returns OK or an error with the message set. */
+gpuprobe_status gp_enumerate(gpuprobe_context *ctx);
+/* Device by index after enumeration; NULL (and NOT_FOUND set) if out of range. */
+gpuprobe_status gp_get_device(gpuprobe_context *ctx, size_t index,
+                              const gp_device **dev);
+/* Fill the CPU device (name, cores, SIMD, BLAS). sysroot may be NULL. */
+gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot);
+/* Detect the SIMD level from a /proc/cpuinfo "flags" line's contents. */
+int gp_simd_from_flags(const char *flags);
+
+/* ---- memory.c ---- */
+
+/* Host memory, cgroup-aware. sysroot prefixes /proc and /sys (NULL = real). */
+typedef struct gp_host_memory {
+    uint64_t mem_total, mem_available; /* /proc/meminfo */
+    uint64_t cgroup_limit;             /* UINT64_MAX if none */
+    uint64_t cgroup_usage;             /* valid when cgroup_limit != UINT64_MAX */
+} gp_host_memory;
+gpuprobe_status gp_host_memory_read(gpuprobe_context *ctx, const char *sysroot,
+                                    gp_host_memory *out);
+/* Parsers, over NUL-terminated text (fuzzed). Return 0 on success, -1 if malformed. */
+int gp_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
+int gp_parse_cgroup_value(const char *text, uint64_t *value); /* "max" -> UINT64_MAX */
+/* From /proc/self/cgroup text: the cgroup v2 path ("0::/path") and the v1
+ * memory controller's path; each may be left "" when absent. */
+int gp_parse_proc_cgroup(const char *text, char *v2_path, size_t v2_size,
+                         char *v1_mem_path, size_t v1_size);
+/* Read a small file under sysroot into buf (NUL-terminated). 0 ok, -1 error. */
+int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
+/* Device memory for a CUDA device (real or simulated). */
+gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
+                                      uint64_t *total, uint64_t *free_bytes,
+                                      uint64_t *context_bytes, int *created);
+
+/* ---- capacity.c ---- */
+/* Bytes per parameter of a dtype, in halves (int4 = 1, fp16 = 4); 0 if unknown. */
+unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype);
+
+/* ---- select.c ---- */
+/* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */
+typedef enum gp_spec_kind { GP_SPEC_AUTO = 0, GP_SPEC_CPU, GP_SPEC_CUDA, GP_SPEC_CUDA_N } gp_spec_kind;
+gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
+                              gp_spec_kind *kind, int *index);
+
+/* ---- test seams (unit tests only) ---- */
+void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake);
+void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot);
+
+#endif
