@@ -91,3 +91,116 @@ void ex_report(const char *prog, const char *what, gpuprobe_context *ctx,
     fprintf(stderr, "%s: %s: %s%s%s\n", prog, what, gpuprobe_status_string(st),
             detail[0] ? ": " : "", detail);
 }
+
+/* ---- device helpers (smi, cuda_info) ---- */
+
+void ex_cuda_version(char *buf, size_t size, int version)
+{
+    if (version <= 0)
+        snprintf(buf, size, "unknown");
+    else
+        snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
+}
+
+const char *ex_simd_name(int64_t simd)
+{
+    switch (simd) {
+    case GPUPROBE_SIMD_NONE: return "none";
+    case GPUPROBE_SIMD_SSE4_2: return "sse4_2";
+    case GPUPROBE_SIMD_AVX: return "avx";
+    case GPUPROBE_SIMD_AVX2_FMA: return "avx2_fma";
+    case GPUPROBE_SIMD_AVX512: return "avx512";
+    default: return "unknown";
+    }
+}
+
+const char *ex_simd_label(int64_t simd)
+{
+    switch (simd) {
+    case GPUPROBE_SIMD_NONE: return "baseline";
+    case GPUPROBE_SIMD_SSE4_2: return "SSE4.2";
+    case GPUPROBE_SIMD_AVX: return "AVX";
+    case GPUPROBE_SIMD_AVX2_FMA: return "AVX2+FMA";
+    case GPUPROBE_SIMD_AVX512: return "AVX-512";
+    default: return "unknown";
+    }
+}
+
+/* One integer member; null when unsupported. Keeps the first real error. */
+static void json_int_member(FILE *out, gpuprobe_context *ctx, size_t index,
+                            const char *key, gpuprobe_attr attr,
+                            gpuprobe_status *first)
+{
+    int64_t v = 0;
+    gpuprobe_status st = gpuprobe_device_get_int(ctx, index, attr, &v);
+    fprintf(out, ", \"%s\": ", key);
+    if (st == GPUPROBE_OK)
+        fprintf(out, "%lld", (long long)v);
+    else
+        fputs("null", out);
+    if (st != GPUPROBE_OK && st != GPUPROBE_ERR_UNSUPPORTED && *first == GPUPROBE_OK)
+        *first = st;
+}
+
+static void json_str_member(FILE *out, gpuprobe_context *ctx, size_t index,
+                            const char *key, gpuprobe_attr attr,
+                            gpuprobe_status *first)
+{
+    const char *s = NULL;
+    gpuprobe_status st = gpuprobe_device_get_string(ctx, index, attr, &s);
+    fprintf(out, ", \"%s\": ", key);
+    if (st == GPUPROBE_OK)
+        ex_json_string(out, s);
+    else
+        fputs("null", out);
+    if (st != GPUPROBE_OK && st != GPUPROBE_ERR_UNSUPPORTED && *first == GPUPROBE_OK)
+        *first = st;
+}
+
+gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,
+                                       size_t index, int verbose)
+{
+    gpuprobe_status first = GPUPROBE_OK;
+    int64_t kind = -1;
+    gpuprobe_status st = gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_KIND, &kind);
+    if (st != GPUPROBE_OK)
+        return st;
+    fprintf(out, "\"index\": %zu", index);
+    json_str_member(out, ctx, index, "spec", GPUPROBE_ATTR_SPEC, &first);
+    fprintf(out, ", \"kind\": \"%s\"", kind == GPUPROBE_DEVICE_CUDA ? "cuda" : "cpu");
+    json_str_member(out, ctx, index, "name", GPUPROBE_ATTR_NAME, &first);
+    json_int_member(out, ctx, index, "total_memory_bytes", GPUPROBE_ATTR_TOTAL_MEMORY, &first);
+    if (kind == GPUPROBE_DEVICE_CUDA) {
+        int64_t ma = -1, mi = -1;
+        json_int_member(out, ctx, index, "cuda_index", GPUPROBE_ATTR_CUDA_INDEX, &first);
+        json_str_member(out, ctx, index, "uuid", GPUPROBE_ATTR_UUID, &first);
+        json_str_member(out, ctx, index, "pci_bus_id", GPUPROBE_ATTR_PCI_BUS_ID, &first);
+        if (gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_CC_MAJOR, &ma) == GPUPROBE_OK &&
+            gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_CC_MINOR, &mi) == GPUPROBE_OK)
+            fprintf(out, ", \"compute_capability\": \"%lld.%lld\"", (long long)ma,
+                    (long long)mi);
+        else
+            fputs(", \"compute_capability\": null", out);
+        json_int_member(out, ctx, index, "cc_major", GPUPROBE_ATTR_CC_MAJOR, &first);
+        json_int_member(out, ctx, index, "cc_minor", GPUPROBE_ATTR_CC_MINOR, &first);
+        json_int_member(out, ctx, index, "multiprocessors", GPUPROBE_ATTR_MULTIPROCESSORS, &first);
+        json_int_member(out, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
+        json_int_member(out, ctx, index, "memory_clock_khz", GPUPROBE_ATTR_MEMORY_CLOCK_KHZ, &first);
+        json_int_member(out, ctx, index, "memory_bus_bits", GPUPROBE_ATTR_MEMORY_BUS_BITS, &first);
+    } else {
+        int64_t simd = -1;
+        json_int_member(out, ctx, index, "logical_cores", GPUPROBE_ATTR_LOGICAL_CORES, &first);
+        st = gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_SIMD, &simd);
+        fputs(", \"simd\": ", out);
+        if (st == GPUPROBE_OK)
+            ex_json_string(out, ex_simd_name(simd));
+        else
+            fputs("null", out);
+        json_int_member(out, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
+        json_str_member(out, ctx, index, "blas_core", GPUPROBE_ATTR_BLAS_CORE, &first);
+        json_int_member(out, ctx, index, "blas_threads", GPUPROBE_ATTR_BLAS_THREADS, &first);
+        if (verbose)
+            json_str_member(out, ctx, index, "blas_config", GPUPROBE_ATTR_BLAS_CONFIG, &first);
+    }
+    return first;
+}

@@ -38,4 +38,26 @@ int ex_parse_count(const char *text, uint64_t limit, uint64_t *out);
 void ex_report(const char *prog, const char *what, gpuprobe_context *ctx,
                gpuprobe_status st);
 
+/* ---- device helpers (smi, cuda_info) ---- */
+
+/* "13.0" from a CUDA version number (1000 * major + 10 * minor). */
+void ex_cuda_version(char *buf, size_t size, int version);
+
+/* Stable lower-case token of a SIMD level ("avx2_fma"), and a display name
+ * ("AVX2+FMA"). */
+const char *ex_simd_name(int64_t simd);
+const char *ex_simd_label(int64_t simd);
+
+/* Print the JSON members (no braces) describing device @p index:
+ * "index", "spec", "kind" ("cpu" or "cuda"), "name", "total_memory_bytes",
+ * then for a CUDA device "cuda_index", "uuid", "pci_bus_id",
+ * "compute_capability" ("9.0"), "cc_major", "cc_minor", "multiprocessors",
+ * "clock_khz", "memory_clock_khz", "memory_bus_bits"; for the CPU
+ * "logical_cores", "simd", "clock_khz", "blas_core", "blas_threads" and,
+ * with @p verbose, "blas_config". An attribute the system does not know is
+ * null. Returns the status of the first failing call other than
+ * GPUPROBE_ERR_UNSUPPORTED (GPUPROBE_OK if none). */
+gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,
+                                       size_t index, int verbose);
+
 #endif

@@ -1,5 +1,710 @@
-/* cuda_loader.c - placeholder, being written. SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cuda_loader.c - run-time loading of the CUDA runtime, driver, NVML and
+ * cuBLAS, and the decision of why CUDA is or is not usable.
+ *
+ * Nothing here links against a CUDA library: the CUDA headers give types and
+ * enum constants, and every function is looked up with dlsym() by the name
+ * the headers expand it to. Libraries are opened by SONAME (the system
+ * loader's search path) or from the absolute directory the user names in
+ * GPUPROBE_CUDA_LIBDIR; never from the current directory.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "cuda_loader.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 void *(*gp_test_dlopen)(const char *file, int mode);
+
+void gp_cuda_version_string(int version, char *buf, size_t size)
+{
+    if (version <= 0)
+        gp_strlcpy(buf, "unknown", size);
+    else
+        gp_snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
+}
+
+#ifdef GPUPROBE_HAVE_CUDA
+
+/* ---- dlopen helpers ------------------------------------------------------ */
+
+static void *loader_open(const char *file, int mode)
+{
+    (void)dlerror(); /* clear a stale message */
+    return gp_test_dlopen ? gp_test_dlopen(file, mode) : dlopen(file, mode);
+}
+
+/* The last dlerror(), or a fallback when there is none (fault injection). */
+static void last_dlerror(char *buf, size_t size)
+{
+    const char *e = dlerror();
+    gp_strlcpy(buf, e ? e : "cannot open shared object file", size);
+}
+
+/* dlsym into *slot; returns 0 when found. The cast goes through a union-free
+ * memcpy so that -Wpedantic stays quiet about object-to-function pointers. */
+static int sym(void *lib, const char *name, void *slot, size_t slot_size)
+{
+    void *p = dlsym(lib, name);
+    if (!p)
+        return -1;
+    if (slot_size != sizeof p)
+        return -1;
+    memcpy(slot, &p, sizeof p);
+    return 0;
+}
+#define SYM(lib, name, field) sym((lib), (name), &(field), sizeof(field))
+
+/* Majors of libcudart.so.N to try: the build's own first, then newest first. */
+static size_t runtime_majors(int *out, size_t max)
+{
+    static const int others[] = {13, 12, 11};
+    size_t n = 0;
+    int own = CUDART_VERSION / 1000;
+    if (n < max)
+        out[n++] = own;
+    for (size_t i = 0; i < sizeof others / sizeof others[0] && n < max; i++)
+        if (others[i] != own)
+            out[n++] = others[i];
+    return n;
+}
+
+/* "<libdir>/<file>" or "<file>" (SONAME). 0 ok, -1 too long. */
+static int lib_path(const gpuprobe_context *ctx, const char *file, char *buf,
+                    size_t size)
+{
+    int r;
+    if (ctx->env_libdir_set)
+        r = snprintf(buf, size, "%s/%s", ctx->env_libdir, file);
+    else
+        r = snprintf(buf, size, "%s", file);
+    return (r < 0 || (size_t)r >= size) ? -1 : 0;
+}
+
+/* Try to open libcudart.so.<major>; on success fills rt_lib/rt_major/rt_name. */
+static int open_runtime(gpuprobe_context *ctx, gp_cuda *c, int major,
+                        char *err, size_t err_size)
+{
+    char file[32], path[sizeof c->rt_name];
+    gp_snprintf(file, sizeof file, "libcudart.so.%d", major);
+    if (lib_path(ctx, file, path, sizeof path) != 0) {
+        gp_strlcpy(err, "path too long", err_size);
+        return -1;
+    }
+    void *h = loader_open(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        last_dlerror(err, err_size);
+        return -1;
+    }
+    c->rt_lib = h;
+    c->rt_major = major;
+    gp_strlcpy(c->rt_name, path, sizeof c->rt_name);
+    return 0;
+}
+
+static const char *const rt_required[] = {
+    "cudaRuntimeGetVersion", "cudaDriverGetVersion", "cudaGetDeviceCount",
+    "cudaGetErrorName", "cudaGetErrorString", "cudaGetLastError",
+    "cudaDeviceGetAttribute", "cudaDeviceGetPCIBusId", "cudaSetDevice",
+    "cudaGetDevice", "cudaMemGetInfo", "cudaMalloc", "cudaFree",
+    "cudaMallocHost", "cudaFreeHost", "cudaMemcpyAsync", "cudaMemsetAsync",
+    "cudaStreamCreateWithFlags", "cudaStreamDestroy", "cudaStreamSynchronize",
+    "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
+    "cudaEventElapsedTime", "cudaEventDestroy",
+};
+
+/* Resolve the runtime's functions; returns the name of a missing one. */
+static const char *bind_runtime(gp_cuda *c)
+{
+    void *l = c->rt_lib;
+    /* In the order of rt_required[]. */
+    int miss[sizeof rt_required / sizeof rt_required[0]];
+    size_t i = 0;
+    miss[i++] = SYM(l, "cudaRuntimeGetVersion", c->rt.RuntimeGetVersion);
+    miss[i++] = SYM(l, "cudaDriverGetVersion", c->rt.DriverGetVersion);
+    miss[i++] = SYM(l, "cudaGetDeviceCount", c->rt.GetDeviceCount);
+    miss[i++] = SYM(l, "cudaGetErrorName", c->rt.GetErrorName);
+    miss[i++] = SYM(l, "cudaGetErrorString", c->rt.GetErrorString);
+    miss[i++] = SYM(l, "cudaGetLastError", c->rt.GetLastError);
+    miss[i++] = SYM(l, "cudaDeviceGetAttribute", c->rt.DeviceGetAttribute);
+    miss[i++] = SYM(l, "cudaDeviceGetPCIBusId", c->rt.DeviceGetPCIBusId);
+    miss[i++] = SYM(l, "cudaSetDevice", c->rt.SetDevice);
+    miss[i++] = SYM(l, "cudaGetDevice", c->rt.GetDevice);
+    miss[i++] = SYM(l, "cudaMemGetInfo", c->rt.MemGetInfo);
+    miss[i++] = SYM(l, "cudaMalloc", c->rt.Malloc);
+    miss[i++] = SYM(l, "cudaFree", c->rt.Free);
+    miss[i++] = SYM(l, "cudaMallocHost", c->rt.MallocHost);
+    miss[i++] = SYM(l, "cudaFreeHost", c->rt.FreeHost);
+    miss[i++] = SYM(l, "cudaMemcpyAsync", c->rt.MemcpyAsync);
+    miss[i++] = SYM(l, "cudaMemsetAsync", c->rt.MemsetAsync);
+    miss[i++] = SYM(l, "cudaStreamCreateWithFlags", c->rt.StreamCreateWithFlags);
+    miss[i++] = SYM(l, "cudaStreamDestroy", c->rt.StreamDestroy);
+    miss[i++] = SYM(l, "cudaStreamSynchronize", c->rt.StreamSynchronize);
+    miss[i++] = SYM(l, "cudaEventCreate", c->rt.EventCreate);
+    miss[i++] = SYM(l, "cudaEventRecord", c->rt.EventRecord);
+    miss[i++] = SYM(l, "cudaEventSynchronize", c->rt.EventSynchronize);
+    miss[i++] = SYM(l, "cudaEventElapsedTime", c->rt.EventElapsedTime);
+    miss[i++] = SYM(l, "cudaEventDestroy", c->rt.EventDestroy);
+    for (size_t j = 0; j < i; j++)
+        if (miss[j])
+            return rt_required[j];
+    return NULL;
+}
+
+/* Resolve the driver's functions; returns the name of a missing one. */
+static const char *bind_driver(gp_cuda *c)
+{
+    void *l = c->drv_lib;
+    if (SYM(l, "cuInit", c->drv.Init)) return "cuInit";
+    if (SYM(l, "cuDriverGetVersion", c->drv.DriverGetVersion)) return "cuDriverGetVersion";
+    if (SYM(l, "cuDeviceGetCount", c->drv.DeviceGetCount)) return "cuDeviceGetCount";
+    if (SYM(l, "cuDeviceGet", c->drv.DeviceGet)) return "cuDeviceGet";
+    if (SYM(l, "cuDeviceGetName", c->drv.DeviceGetName)) return "cuDeviceGetName";
+    /* cuda.h: #define cuDeviceGetUuid cuDeviceGetUuid_v2 (older drivers only
+     * have the unversioned one, with the same signature). */
+    if (SYM(l, "cuDeviceGetUuid_v2", c->drv.DeviceGetUuid) &&
+        SYM(l, "cuDeviceGetUuid", c->drv.DeviceGetUuid))
+        return "cuDeviceGetUuid_v2";
+    /* cuda.h: #define cuDeviceTotalMem cuDeviceTotalMem_v2 */
+    if (SYM(l, "cuDeviceTotalMem_v2", c->drv.DeviceTotalMem)) return "cuDeviceTotalMem_v2";
+    if (SYM(l, "cuDeviceGetAttribute", c->drv.DeviceGetAttribute)) return "cuDeviceGetAttribute";
+    if (SYM(l, "cuDevicePrimaryCtxGetState", c->drv.DevicePrimaryCtxGetState))
+        return "cuDevicePrimaryCtxGetState";
+    if (SYM(l, "cuGetErrorName", c->drv.GetErrorName)) return "cuGetErrorName";
+    /* For memory queries; all exist since CUDA 7 (cuda.h maps the
+     * unversioned names to the _v2 symbols). */
+    if (SYM(l, "cuDevicePrimaryCtxRetain", c->drvctx.PrimaryCtxRetain))
+        return "cuDevicePrimaryCtxRetain";
+    if (SYM(l, "cuDevicePrimaryCtxRelease_v2", c->drvctx.PrimaryCtxRelease))
+        return "cuDevicePrimaryCtxRelease_v2";
+    if (SYM(l, "cuCtxPushCurrent_v2", c->drvctx.CtxPushCurrent)) return "cuCtxPushCurrent_v2";
+    if (SYM(l, "cuCtxPopCurrent_v2", c->drvctx.CtxPopCurrent)) return "cuCtxPopCurrent_v2";
+    if (SYM(l, "cuMemGetInfo_v2", c->drvctx.MemGetInfo)) return "cuMemGetInfo_v2";
+    return NULL;
+}
+
+/* ---- error names --------------------------------------------------------- */
+
+const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err)
+{
+    const char *s = NULL;
+    if (cuda && cuda->rt_lib && cuda->rt.GetErrorName)
+        s = cuda->rt.GetErrorName(err);
+    if (s && s[0])
+        return s;
+    return err == cudaSuccess ? "cudaSuccess" : "unrecognized CUDA runtime error";
+}
+
+static const char *drv_error_name(const gp_cuda *c, CUresult r)
+{
+    const char *s = NULL;
+    if (c && c->drv.GetErrorName && c->drv.GetErrorName(r, &s) == CUDA_SUCCESS &&
+        s && s[0])
+        return s;
+    return "unrecognized CUDA driver error";
+}
+
+const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st)
+{
+    if (cuda && cuda->blas_lib && cuda->blas.GetStatusName) {
+        const char *s = cuda->blas.GetStatusName(st);
+        if (s && s[0])
+            return s;
+    }
+    switch (st) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "unrecognized cuBLAS status";
+    }
+}
+
+/* ---- system facts used to name a cause ----------------------------------- */
+
+static int sys_path(const gpuprobe_context *ctx, const char *path, char *buf,
+                    size_t size)
+{
+    const char *root = ctx->sysroot ? ctx->sysroot : "";
+    int r = snprintf(buf, size, "%s%s", root, path);
+    return (r < 0 || (size_t)r >= size) ? -1 : 0;
+}
+
+static int sys_exists(const gpuprobe_context *ctx, const char *path)
+{
+    char p[GP_PATH_LEN];
+    return sys_path(ctx, path, p, sizeof p) == 0 && access(p, F_OK) == 0;
+}
+
+/* First /dev/nvidia* node (nvidiactl, nvidia0..) that exists but cannot be
+ * opened for reading and writing; copied to bad. 1 if one was found. */
+static int device_node_denied(const gpuprobe_context *ctx, char *bad, size_t size)
+{
+    char dir[GP_PATH_LEN];
+    if (sys_path(ctx, "/dev", dir, sizeof dir) != 0)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strncmp(n, "nvidia", 6) != 0)
+            continue;
+        int is_gpu = n[6] >= '0' && n[6] <= '9';
+        if (!is_gpu && strcmp(n, "nvidiactl") != 0 && strcmp(n, "nvidia-uvm") != 0)
+            continue;
+        char p[GP_PATH_LEN];
+        int r = snprintf(p, sizeof p, "%s/%s", dir, n);
+        if (r < 0 || (size_t)r >= sizeof p)
+            continue;
+        if (access(p, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM)) {
+            gp_snprintf(bad, size, "/dev/%s", n);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Number of GPUs the kernel driver lists in /proc/driver/nvidia/gpus, or -1. */
+static int kernel_gpu_count(const gpuprobe_context *ctx)
+{
+    char dir[GP_PATH_LEN];
+    if (sys_path(ctx, "/proc/driver/nvidia/gpus", dir, sizeof dir) != 0)
+        return -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* Is the NVIDIA kernel module visibly absent? (WSL has /dev/dxg instead.) */
+static const char *kernel_driver_missing(const gpuprobe_context *ctx)
+{
+    if (sys_exists(ctx, "/dev/dxg"))
+        return NULL;
+    if (!sys_exists(ctx, "/proc/driver/nvidia/version"))
+        return "/proc/driver/nvidia/version";
+    if (!sys_exists(ctx, "/dev/nvidiactl"))
+        return "/dev/nvidiactl";
+    return NULL;
+}
+
+/* ---- the cause decision -------------------------------------------------- */
+
+static void set_cause(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
+                      const char *fmt, ...) GP_PRINTF(3, 4);
+static void set_cause(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
+                      const char *fmt, ...)
+{
+    ctx->cuda_cause = cause;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsnprintf(ctx->cuda_detail, sizeof ctx->cuda_detail, fmt, ap);
+    va_end(ap);
+    if (r < 0)
+        ctx->cuda_detail[0] = '\0';
+}
+
+/* No device is visible: hidden by CUDA_VISIBLE_DEVICES, no permission on the
+ * device nodes, or really none. */
+static void no_device(gpuprobe_context *ctx, const char *what)
+{
+    char bad[64];
+    if (device_node_denied(ctx, bad, sizeof bad)) {
+        set_cause(ctx, GPUPROBE_CUDA_NO_PERMISSION,
+                  "%s: no read/write permission on %s (add the user to the "
+                  "group that owns it, often 'video' or 'render')", what, bad);
+        return;
+    }
+    const char *vis = gp_getenv("CUDA_VISIBLE_DEVICES");
+    if (vis) {
+        char q[96];
+        gp_quote(q, sizeof q, vis, 64);
+        int k = kernel_gpu_count(ctx);
+        if (k > 0)
+            set_cause(ctx, GPUPROBE_CUDA_DEVICES_HIDDEN,
+                      "%s: CUDA_VISIBLE_DEVICES is set to \"%s\", which hides "
+                      "all %d GPU(s) the driver lists", what, q, k);
+        else
+            set_cause(ctx, GPUPROBE_CUDA_DEVICES_HIDDEN,
+                      "%s: CUDA_VISIBLE_DEVICES is set to \"%s\" and no device "
+                      "is visible", what, q);
+        return;
+    }
+    set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
+              "%s: the NVIDIA driver is running but finds no CUDA device", what);
+}
+
+static void too_old(gpuprobe_context *ctx, const char *extra)
+{
+    char d[16], r[16];
+    gp_cuda_version_string(ctx->driver_version, d, sizeof d);
+    gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
+    set_cause(ctx, GPUPROBE_CUDA_DRIVER_TOO_OLD,
+              "driver supports CUDA %s, runtime is %s%s: update the NVIDIA "
+              "driver, or point GPUPROBE_CUDA_LIBDIR at an older CUDA runtime",
+              d, r, extra);
+}
+
+/* Load the driver (always by SONAME from the system loader). */
+static int open_driver(gp_cuda *c, char *err, size_t err_size)
+{
+    c->drv_lib = loader_open("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!c->drv_lib) {
+        last_dlerror(err, err_size);
+        return -1;
+    }
+    return 0;
+}
+
+static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
+{
+    char err[256];
+
+    /* 1. The runtime. */
+    if (ctx->env_libdir_set) {
+        if (ctx->env_libdir[0] == '\0') {
+            set_cause(ctx, GPUPROBE_CUDA_OTHER,
+                      "GPUPROBE_CUDA_LIBDIR is too long (at most %d bytes): refused",
+                      GP_PATH_LEN - 1);
+            return GPUPROBE_OK;
+        }
+        if (ctx->env_libdir[0] != '/') {
+            char q[128];
+            gp_quote(q, sizeof q, ctx->env_libdir, 96);
+            set_cause(ctx, GPUPROBE_CUDA_OTHER,
+                      "GPUPROBE_CUDA_LIBDIR=\"%s\" is not an absolute path: "
+                      "refused (libraries are never loaded relative to the "
+                      "current directory)", q);
+            return GPUPROBE_OK;
+        }
+    }
+    int majors[8];
+    size_t nm = runtime_majors(majors, 8);
+    char tried[256] = "";
+    size_t tl = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (open_runtime(ctx, c, majors[i], err, sizeof err) == 0)
+            break;
+        int r = snprintf(tried + tl, sizeof tried - tl, "%slibcudart.so.%d",
+                         i ? ", " : "", majors[i]);
+        if (r > 0 && (size_t)r < sizeof tried - tl)
+            tl += (size_t)r;
+    }
+    if (!c->rt_lib) {
+        if (ctx->env_libdir_set) {
+            char q[160];
+            gp_quote(q, sizeof q, ctx->env_libdir, 128);
+            set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
+                      "no CUDA runtime library in GPUPROBE_CUDA_LIBDIR=\"%s\": "
+                      "tried %s (%s)", q, tried, err);
+        } else {
+            set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
+                      "no CUDA runtime library found by the system loader: "
+                      "tried %s (%s)", tried, err);
+        }
+        return GPUPROBE_OK;
+    }
+    const char *missing = bind_runtime(c);
+    if (missing) {
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s",
+                  c->rt_name, missing);
+        return GPUPROBE_OK;
+    }
+    int v = 0;
+    if (c->rt.RuntimeGetVersion(&v) == cudaSuccess && v > 0)
+        ctx->runtime_version = v;
+
+    /* 2. The driver library. */
+    if (open_driver(c, err, sizeof err) != 0) {
+        /* The loader's message only adds to "not found" when the library
+         * exists but cannot be loaded (wrong architecture, missing deps). */
+        int plain = strstr(err, "No such file") != NULL ||
+                    strcmp(err, "cannot open shared object file") == 0;
+        set_cause(ctx, GPUPROBE_CUDA_NO_DRIVER,
+                  "libcuda.so.1 not found: no NVIDIA driver is installed%s%s%s",
+                  plain ? "" : " (", plain ? "" : err, plain ? "" : ")");
+        return GPUPROBE_OK;
+    }
+    missing = bind_driver(c);
+    if (missing) {
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "libcuda.so.1 lacks the function %s",
+                  missing);
+        return GPUPROBE_OK;
+    }
+    v = 0;
+    if (c->drv.DriverGetVersion(&v) == CUDA_SUCCESS && v > 0)
+        ctx->driver_version = v;
+
+    /* 3. Driver too old for the runtime: try an older runtime the driver
+     * supports before giving up (minor-version compatibility holds within a
+     * major, so only majors are compared). */
+    int dmajor = ctx->driver_version / 1000;
+    if (ctx->driver_version > 0 && dmajor < c->rt_major) {
+        gp_cuda older = {0};
+        for (size_t i = 0; i < nm; i++) {
+            if (majors[i] > dmajor)
+                continue;
+            if (open_runtime(ctx, &older, majors[i], err, sizeof err) == 0)
+                break;
+        }
+        if (!older.rt_lib) {
+            too_old(ctx, "");
+            return GPUPROBE_OK;
+        }
+        dlclose(c->rt_lib); /* never initialised: only its version was read */
+        c->rt_lib = older.rt_lib;
+        c->rt_major = older.rt_major;
+        memcpy(c->rt_name, older.rt_name, sizeof c->rt_name);
+        ctx->runtime_version = 0;
+        missing = bind_runtime(c);
+        if (missing) {
+            set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s",
+                      c->rt_name, missing);
+            return GPUPROBE_OK;
+        }
+        v = 0;
+        if (c->rt.RuntimeGetVersion(&v) == cudaSuccess && v > 0)
+            ctx->runtime_version = v;
+    }
+
+    /* 4. Initialise the driver. */
+    CUresult cr = c->drv.Init(0);
+    c->drv_initialized = 1;
+    if (cr != CUDA_SUCCESS) {
+        const char *name = drv_error_name(c, cr);
+        char what[96];
+        gp_snprintf(what, sizeof what, "cuInit failed with %s", name);
+        const char *absent = kernel_driver_missing(ctx);
+        char bad[64];
+        if (absent) {
+            set_cause(ctx, GPUPROBE_CUDA_NO_KERNEL_DRIVER,
+                      "libcuda.so.1 is installed but the NVIDIA kernel driver "
+                      "is not running: %s is missing (%s)", absent, what);
+        } else if (device_node_denied(ctx, bad, sizeof bad)) {
+            set_cause(ctx, GPUPROBE_CUDA_NO_PERMISSION,
+                      "%s: no read/write permission on %s (add the user to the "
+                      "group that owns it, often 'video' or 'render')", what, bad);
+        } else if (cr == CUDA_ERROR_NO_DEVICE) {
+            no_device(ctx, what);
+        } else {
+            set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s", what);
+        }
+        return GPUPROBE_OK;
+    }
+
+    /* 5. Count devices through the runtime (which also checks that driver
+     * and runtime agree). */
+    int n = 0;
+    cudaError_t re = c->rt.GetDeviceCount(&n);
+    c->rt_initialized = 1;
+    (void)c->rt.GetLastError(); /* the error is not sticky: clear it */
+    if (re == cudaErrorInsufficientDriver) {
+        too_old(ctx, " (cudaGetDeviceCount: cudaErrorInsufficientDriver)");
+        return GPUPROBE_OK;
+    }
+    if (re == cudaErrorNoDevice || (re == cudaSuccess && n <= 0)) {
+        no_device(ctx, re == cudaSuccess ? "cudaGetDeviceCount found 0 devices"
+                                         : "cudaGetDeviceCount: cudaErrorNoDevice");
+        return GPUPROBE_OK;
+    }
+    if (re != cudaSuccess) {
+        const char *s = c->rt.GetErrorString(re);
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "cudaGetDeviceCount failed with %s (%s)",
+                  gp_cuda_rt_error_name(c, re), s ? s : "no description");
+        return GPUPROBE_OK;
+    }
+    char d[16], r[16];
+    gp_cuda_version_string(ctx->driver_version, d, sizeof d);
+    gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
+    set_cause(ctx, GPUPROBE_CUDA_AVAILABLE,
+              "%d CUDA device(s); driver supports CUDA %s, runtime %s (%s)", n,
+              d, r, c->rt_name);
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
+{
+    if (ctx->fake)
+        return GPUPROBE_OK; /* simulated devices (test seam): the cause is theirs */
+    if (ctx->cuda)
+        return GPUPROBE_OK; /* decided already */
+    ctx->driver_version = 0;
+    ctx->runtime_version = 0;
+    if (ctx->env_cuda_off) {
+        set_cause(ctx, GPUPROBE_CUDA_DISABLED,
+                  "GPUPROBE_CUDA is set to a value that turns CUDA off");
+        return GPUPROBE_OK;
+    }
+    gp_cuda *c = calloc(1, sizeof *c);
+    if (!c)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "out of memory allocating the CUDA loader state (%zu bytes)",
+                       sizeof *c);
+    gpuprobe_status st = decide(ctx, c);
+    ctx->cuda = c; /* also marks the decision as made */
+    return st;
+}
+
+/* ---- cuBLAS -------------------------------------------------------------- */
+
+gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
+{
+    gp_cuda *c = ctx->cuda;
+    if (!c || !c->rt_lib || ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "cannot load cuBLAS: CUDA is not usable (%s)",
+                       ctx->cuda_detail[0] ? ctx->cuda_detail : "not loaded");
+    if (c->blas_lib)
+        return GPUPROBE_OK;
+    char file[32], path[GP_PATH_LEN + 32];
+    gp_snprintf(file, sizeof file, "libcublas.so.%d", c->rt_major);
+    if (lib_path(ctx, file, path, sizeof path) != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "cannot load cuBLAS: GPUPROBE_CUDA_LIBDIR is too long");
+    void *h = loader_open(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        char err[256];
+        last_dlerror(err, sizeof err);
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "cannot load cuBLAS %s (matching the CUDA %d runtime): %s",
+                       path, c->rt_major, err);
+    }
+    const char *missing = NULL;
+    if (SYM(h, "cublasCreate_v2", c->blas.Create)) missing = "cublasCreate_v2";
+    else if (SYM(h, "cublasDestroy_v2", c->blas.Destroy)) missing = "cublasDestroy_v2";
+    else if (SYM(h, "cublasSetStream_v2", c->blas.SetStream)) missing = "cublasSetStream_v2";
+    else if (SYM(h, "cublasSetMathMode", c->blas.SetMathMode)) missing = "cublasSetMathMode";
+    else if (SYM(h, "cublasGetVersion_v2", c->blas.GetVersion)) missing = "cublasGetVersion_v2";
+    else if (SYM(h, "cublasGemmEx", c->blas.GemmEx)) missing = "cublasGemmEx";
+    if (missing) {
+        dlclose(h);
+        memset(&c->blas, 0, sizeof c->blas);
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE, "%s lacks the function %s",
+                       path, missing);
+    }
+    if (SYM(h, "cublasGetStatusName", c->blas.GetStatusName))
+        c->blas.GetStatusName = NULL; /* optional (cuBLAS < 11.4) */
+    c->blas_lib = h;
+    return GPUPROBE_OK;
+}
+
+/* ---- NVML ---------------------------------------------------------------- */
+
+int gp_cuda_load_nvml(gp_cuda *c)
+{
+    if (!c)
+        return 0;
+    if (c->nvml_tried)
+        return c->nvml_ok;
+    c->nvml_tried = 1;
+    void *h = loader_open("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return 0;
+    if (SYM(h, "nvmlInit_v2", c->nvml.Init) || SYM(h, "nvmlShutdown", c->nvml.Shutdown) ||
+        SYM(h, "nvmlDeviceGetHandleByPciBusId_v2", c->nvml.DeviceGetHandleByPciBusId) ||
+        SYM(h, "nvmlDeviceGetMemoryInfo", c->nvml.DeviceGetMemoryInfo)) {
+        dlclose(h);
+        memset(&c->nvml, 0, sizeof c->nvml);
+        return 0;
+    }
+    /* NVML_SUCCESS is 0 (nvml.h; the header is not part of every toolkit). */
+    if (c->nvml.Init() != 0) {
+        dlclose(h);
+        memset(&c->nvml, 0, sizeof c->nvml);
+        return 0;
+    }
+    c->nvml_lib = h;
+    c->nvml_ok = 1;
+    return 1;
+}
+
+void gp_cuda_unload(gp_cuda *cuda)
+{
+    if (!cuda)
+        return;
+    /* Give back the primary contexts memory queries retained: a context
+     * nobody else uses is destroyed, freeing its device memory. */
+    for (size_t i = 0; i < cuda->nretained; i++)
+        if (cuda->drvctx.PrimaryCtxRelease)
+            (void)cuda->drvctx.PrimaryCtxRelease(cuda->retained[i]);
+    free(cuda->retained);
+    if (cuda->nvml_lib) {
+        if (cuda->nvml_ok && cuda->nvml.Shutdown)
+            (void)cuda->nvml.Shutdown();
+        dlclose(cuda->nvml_lib);
+    }
+    /* Initialised CUDA libraries run their own threads and exit handlers:
+     * they stay mapped (the loader keeps them until the process exits). Only
+     * libraries that were merely opened are closed. */
+    if (cuda->blas_lib && !cuda->blas_initialized)
+        dlclose(cuda->blas_lib);
+    if (cuda->rt_lib && !cuda->rt_initialized)
+        dlclose(cuda->rt_lib);
+    if (cuda->drv_lib && !cuda->drv_initialized)
+        dlclose(cuda->drv_lib);
+    free(cuda);
+}
+
+#else /* !GPUPROBE_HAVE_CUDA */
+
+gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
+{
+    if (ctx->fake)
+        return GPUPROBE_OK; /* simulated devices (test seam): the cause is theirs */
+    ctx->driver_version = 0;
+    ctx->runtime_version = 0;
+    if (ctx->env_cuda_off) {
+        ctx->cuda_cause = GPUPROBE_CUDA_DISABLED;
+        gp_strlcpy(ctx->cuda_detail,
+                   "GPUPROBE_CUDA is set to a value that turns CUDA off",
+                   sizeof ctx->cuda_detail);
+        return GPUPROBE_OK;
+    }
+    ctx->cuda_cause = GPUPROBE_CUDA_NOT_BUILT;
+    gp_strlcpy(ctx->cuda_detail,
+               "the CUDA headers were not used at build time "
+               "(GPUPROBE_WITH_CUDA=OFF, or not found: set CUDA_HOME)",
+               sizeof ctx->cuda_detail);
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
+{
+    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                   "cannot load cuBLAS: libgpuprobe was built without CUDA support");
+}
+
+int gp_cuda_load_nvml(gp_cuda *cuda)
+{
+    (void)cuda;
+    return 0;
+}
+
 void gp_cuda_unload(gp_cuda *cuda) { free(cuda); }
+
+#endif

@@ -31,6 +31,22 @@ typedef struct gp_cuda {
     void *blas_lib;    /* libcublas.so.N, loaded by gp_cuda_load_cublas() */
     int rt_major;      /* N of the libcudart.so.N that was loaded */
     char rt_name[GP_PATH_LEN + 32]; /* what was passed to dlopen for it */
+    /* Set once the library has been initialised (cudaGetDeviceCount,
+     * cuInit): gp_cuda_unload() then leaves it mapped, since unloading an
+     * initialised CUDA library under its own threads is unsafe. */
+    int rt_initialized;
+    int drv_initialized;
+    int blas_initialized;   /* set by the matmul code after cublasCreate */
+    /* NVML (optional): loaded on the first memory query that creates a
+     * context, to measure what the context costs. */
+    int nvml_tried;         /* 1 once loading was attempted */
+    int nvml_ok;            /* 1 when nvmlInit succeeded */
+    struct {
+        int (*Init)(void);                                  /* nvmlInit_v2 */
+        int (*Shutdown)(void);                              /* nvmlShutdown */
+        int (*DeviceGetHandleByPciBusId)(const char *, void **); /* ..._v2 */
+        int (*DeviceGetMemoryInfo)(void *, void *);         /* nvmlMemory_t * */
+    } nvml;
 
 #ifdef GPUPROBE_HAVE_CUDA
     struct {
@@ -87,6 +103,20 @@ typedef struct gp_cuda {
                                  void *, cudaDataType, int, cublasComputeType_t,
                                  cublasGemmAlgo_t);
     } blas;
+    /* Driver calls used by memory queries (lib/memory.c): the primary
+     * context is retained and pushed/popped, so the calling thread's current
+     * device and context are left exactly as they were. */
+    struct {
+        CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
+        CUresult (*PrimaryCtxRelease)(CUdevice);      /* cuDevicePrimaryCtxRelease_v2 */
+        CUresult (*CtxPushCurrent)(CUcontext);        /* cuCtxPushCurrent_v2 */
+        CUresult (*CtxPopCurrent)(CUcontext *);       /* cuCtxPopCurrent_v2 */
+        CUresult (*MemGetInfo)(size_t *, size_t *);   /* cuMemGetInfo_v2 */
+    } drvctx;
+    /* Primary contexts retained by memory queries; released by
+     * gp_cuda_unload() (i.e. when the gpuprobe context is destroyed). */
+    CUdevice *retained;
+    size_t nretained, retained_cap;
 #endif
 } gp_cuda;
 
@@ -95,7 +125,8 @@ typedef struct gp_cuda {
  * cause: sets ctx->cuda_cause, ctx->cuda_detail, ctx->driver_version,
  * ctx->runtime_version and ctx->cuda. Returns GPUPROBE_OK whatever the cause
  * (an unusable CUDA is an answer); only host out-of-memory is an error.
- * Never loads cuBLAS.
+ * Never loads cuBLAS. With simulated devices (ctx->fake, a test seam) it
+ * does nothing: the cause then comes from the simulation (gp_enumerate()).
  */
 gpuprobe_status gp_cuda_load(gpuprobe_context *ctx);
 
@@ -105,6 +136,11 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx);
 
 /* Close every library and free the state. NULL is accepted. */
 void gp_cuda_unload(gp_cuda *cuda);
+
+/* Load NVML once (never required): 1 when usable. */
+int gp_cuda_load_nvml(gp_cuda *cuda);
+/* "12.4" from 12040; "unknown" for 0 or less. */
+void gp_cuda_version_string(int version, char *buf, size_t size);
 
 #ifdef GPUPROBE_HAVE_CUDA
 /* "cudaErrorMemoryAllocation"-style name of a runtime error (never NULL). */

@@ -1,22 +1,338 @@
-/* devices.c - TEMPORARY CPU-only enumeration so the tree links; replaced by
- * the real implementation. SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * devices.c - device enumeration (the CPU, then every CUDA device in ordinal
+ * order), device attributes, and the public CUDA-availability calls.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "internal.h"
+#include "cuda_loader.h"
+
+#include <cblas.h>
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+/* ---- CPU ----------------------------------------------------------------- */
+
+/* Is `name` one of the whitespace-separated tokens of `flags`? */
+static int has_flag(const char *flags, const char *name)
+{
+    size_t nl = strlen(name);
+    const char *p = flags;
+    while (*p) {
+        while (*p && isspace((unsigned char)*p))
+            p++;
+        const char *start = p;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        if ((size_t)(p - start) == nl && memcmp(start, name, nl) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int gp_simd_from_flags(const char *flags)
+{
+    if (!flags)
+        return GPUPROBE_SIMD_NONE;
+    int avx2_fma = has_flag(flags, "avx2") && has_flag(flags, "fma");
+    if (avx2_fma && has_flag(flags, "avx512f"))
+        return GPUPROBE_SIMD_AVX512;
+    if (avx2_fma)
+        return GPUPROBE_SIMD_AVX2_FMA;
+    if (has_flag(flags, "avx"))
+        return GPUPROBE_SIMD_AVX;
+    if (has_flag(flags, "sse4_2"))
+        return GPUPROBE_SIMD_SSE4_2;
+    return GPUPROBE_SIMD_NONE;
+}
+
+/* Trim ASCII whitespace at both ends, in place; returns the start. */
+static char *trim(char *s)
+{
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Read the fields we need from /proc/cpuinfo: the model name, the x86
+ * "flags" line (SIMD) and "cpu MHz". Stops once the first processor's block
+ * has given them; later blocks repeat the same values. */
+static void read_cpuinfo(gp_device *cpu, const char *sysroot, int *simd,
+                         double *mhz)
+{
+    char path[GP_PATH_LEN];
+    int r = snprintf(path, sizeof path, "%s/proc/cpuinfo", sysroot ? sysroot : "");
+    if (r < 0 || (size_t)r >= sizeof path)
+        return;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    /* Model name keys by architecture, best first. */
+    static const char *const name_keys[] = {"model name", "Processor",
+                                            "cpu model", "cpu", "Hardware"};
+    size_t best = sizeof name_keys / sizeof name_keys[0];
+    int have_flags = 0, have_mhz = 0;
+    /* Lines are read into a fixed buffer: a "flags" line is ~1.5 KiB on
+     * current x86 CPUs; a longer line is skipped whole, never grown into. */
+    char line[8192];
+    size_t lines = 0;
+    while (fgets(line, sizeof line, f) && lines++ < 100000) {
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            int ch;
+            while ((ch = fgetc(f)) != EOF && ch != '\n')
+                ;
+            continue;
+        }
+        char *colon = memchr(line, ':', len);
+        if (!colon)
+            continue;
+        *colon = '\0';
+        char *key = trim(line);
+        char *val = trim(colon + 1);
+        for (size_t i = 0; i < best; i++) {
+            if (strcmp(key, name_keys[i]) == 0 && val[0]) {
+                gp_strlcpy(cpu->name, val, sizeof cpu->name);
+                best = i;
+                break;
+            }
+        }
+        if (!have_flags && strcmp(key, "flags") == 0) {
+            *simd = gp_simd_from_flags(val);
+            have_flags = 1;
+        } else if (!have_mhz && strcmp(key, "cpu MHz") == 0) {
+            char *end = NULL;
+            double v = strtod(val, &end);
+            if (end != val && v > 0 && v < 1e6) {
+                *mhz = v;
+                have_mhz = 1;
+            }
+        }
+        if (best == 0 && have_flags && have_mhz)
+            break;
+    }
+    fclose(f);
+}
+
+gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot)
+{
+    memset(cpu, 0, sizeof *cpu);
+    cpu->kind = GPUPROBE_DEVICE_CPU;
+    cpu->cuda_index = -1;
+    gp_strlcpy(cpu->spec, "cpu", sizeof cpu->spec);
+
+    int simd = GPUPROBE_SIMD_NONE;
+    double mhz = 0;
+    read_cpuinfo(cpu, sysroot, &simd, &mhz);
+    cpu->simd = simd;
+    if (cpu->name[0] == '\0') {
+        struct utsname u;
+        if (uname(&u) == 0)
+            gp_snprintf(cpu->name, sizeof cpu->name, "%.64s CPU", u.machine);
+        else
+            gp_strlcpy(cpu->name, "CPU", sizeof cpu->name);
+    }
+
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu->logical_cores = n > 0 && n < INT32_MAX ? (int)n : 1;
+
+    /* Clock: cpufreq's maximum (kHz), else cpuinfo's current "cpu MHz". */
+    char buf[64];
+    uint64_t khz = 0;
+    if (gp_read_file(sysroot, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",
+                     buf, sizeof buf) == 0 &&
+        gp_parse_cgroup_value(buf, &khz) == 0 && khz > 0 && khz < UINT64_C(1) << 40)
+        cpu->clock_khz = (int64_t)khz;
+    else if (mhz > 0)
+        cpu->clock_khz = (int64_t)(mhz * 1000.0 + 0.5);
+
+    /* Physical RAM from /proc/meminfo, else sysconf. */
+    char mi[8192];
+    uint64_t total = 0, avail = 0;
+    if (gp_read_file(sysroot, "/proc/meminfo", mi, sizeof mi) == 0 &&
+        gp_parse_meminfo(mi, &total, &avail) == 0)
+        cpu->total_memory = total;
+    else {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && psz > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)psz)
+            cpu->total_memory = (uint64_t)pages * (uint64_t)psz;
+    }
+
+    /* OpenBLAS identity (linked; cheap queries). */
+    const char *core = openblas_get_corename();
+    const char *config = openblas_get_config();
+    gp_strlcpy(cpu->blas_core, core && core[0] ? core : "unknown", sizeof cpu->blas_core);
+    gp_strlcpy(cpu->blas_config, config ? config : "", sizeof cpu->blas_config);
+    return GPUPROBE_OK;
+}
+
+/* ---- CUDA devices ---------------------------------------------------------- */
+
+static void fake_device(gp_device *d, const gp_fake_cuda_device *f, int i)
+{
+    d->kind = GPUPROBE_DEVICE_CUDA;
+    d->cuda_index = i;
+    gp_snprintf(d->spec, sizeof d->spec, "cuda:%d", i);
+    gp_strlcpy(d->name, f->name ? f->name : "Simulated GPU", sizeof d->name);
+    d->cc_major = f->cc_major;
+    d->cc_minor = f->cc_minor;
+    d->total_memory = f->total_bytes;
+    d->context_bytes = f->context_bytes;
+    gp_snprintf(d->uuid, sizeof d->uuid, "GPU-00000000-0000-4000-8000-%012x",
+                (unsigned)i);
+    gp_snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "0000:%02x:00.0",
+                (unsigned)(i + 1) & 0xffu);
+}
+
+#ifdef GPUPROBE_HAVE_CUDA
+static int drv_attr(const gp_cuda *c, CUdevice dev, CUdevice_attribute a)
+{
+    int v = 0;
+    if (c->drv.DeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS || v < 0)
+        return 0;
+    return v;
+}
+
+/* Fill one real CUDA device. Attributes that cannot be read stay unknown
+ * (0 / ""); only a failing cuDeviceGet makes the whole device unusable. */
+static gpuprobe_status cuda_device(gpuprobe_context *ctx, gp_device *d, int i)
+{
+    gp_cuda *c = ctx->cuda;
+    CUdevice dev;
+    CUresult r = c->drv.DeviceGet(&dev, i);
+    if (r != CUDA_SUCCESS) {
+        const char *name = "unrecognized CUDA driver error";
+        if (c->drv.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
+            name = "unrecognized CUDA driver error";
+        ctx->cuda_cause = GPUPROBE_CUDA_OTHER;
+        gp_snprintf(ctx->cuda_detail, sizeof ctx->cuda_detail,
+                    "cuDeviceGet(%d) failed with %s", i, name);
+        return GPUPROBE_ERR_CUDA;
+    }
+    d->kind = GPUPROBE_DEVICE_CUDA;
+    d->cuda_index = i;
+    gp_snprintf(d->spec, sizeof d->spec, "cuda:%d", i);
+
+    char name[GP_NAME_LEN];
+    memset(name, 0, sizeof name);
+    if (c->drv.DeviceGetName(name, (int)sizeof name - 1, dev) == CUDA_SUCCESS && name[0])
+        gp_strlcpy(d->name, name, sizeof d->name);
+    else
+        gp_snprintf(d->name, sizeof d->name, "CUDA device %d", i);
+
+    CUuuid u;
+    if (c->drv.DeviceGetUuid(&u, dev) == CUDA_SUCCESS) {
+        const unsigned char *b = (const unsigned char *)u.bytes;
+        gp_snprintf(d->uuid, sizeof d->uuid,
+                    "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+                    "%02x%02x%02x%02x%02x%02x",
+                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+                    b[10], b[11], b[12], b[13], b[14], b[15]);
+    }
+
+    size_t total = 0;
+    if (c->drv.DeviceTotalMem(&total, dev) == CUDA_SUCCESS)
+        d->total_memory = (uint64_t)total;
+
+    d->cc_major = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    d->cc_minor = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d->multiprocessors = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d->clock_khz = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    d->memory_clock_khz = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    d->memory_bus_bits = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+
+    char pci[sizeof d->pci_bus_id];
+    memset(pci, 0, sizeof pci);
+    if (c->rt.DeviceGetPCIBusId(pci, (int)sizeof pci - 1, i) == cudaSuccess && pci[0]) {
+        gp_strlcpy(d->pci_bus_id, pci, sizeof d->pci_bus_id);
+    } else {
+        (void)c->rt.GetLastError();
+        gp_snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "%04x:%02x:%02x.0",
+                    (unsigned)drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) & 0xffffu,
+                    (unsigned)drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) & 0xffu,
+                    (unsigned)drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) & 0xffu);
+    }
+    return GPUPROBE_OK;
+}
+
+static int real_cuda_count(gpuprobe_context *ctx)
+{
+    int n = 0;
+    if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda || !ctx->cuda->rt_lib)
+        return 0;
+    if (ctx->cuda->rt.GetDeviceCount(&n) != cudaSuccess || n < 0)
+        return 0;
+    return n;
+}
+#endif
+
+/* ---- enumeration ------------------------------------------------------------ */
 
 gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
 {
     if (ctx->enumerated)
         return GPUPROBE_OK;
-    ctx->devices = calloc(1, sizeof *ctx->devices);
-    if (!ctx->devices)
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "out of memory");
-    ctx->ndevices = 1;
-    ctx->devices[0].kind = GPUPROBE_DEVICE_CPU;
-    gp_strlcpy(ctx->devices[0].name, "CPU", sizeof ctx->devices[0].name);
-    gp_strlcpy(ctx->devices[0].spec, "cpu", sizeof ctx->devices[0].spec);
-    ctx->devices[0].logical_cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    ctx->cuda_cause = GPUPROBE_CUDA_NOT_BUILT;
+
+    size_t ncuda = 0;
+    if (ctx->fake) {
+        ncuda = ctx->fake->devices ? ctx->fake->count : 0;
+        ctx->driver_version = 0;
+        ctx->runtime_version = 0;
+        if (ncuda > 0) {
+            ctx->cuda_cause = GPUPROBE_CUDA_AVAILABLE;
+            gp_snprintf(ctx->cuda_detail, sizeof ctx->cuda_detail,
+                        "%zu simulated CUDA device(s) (test seam)", ncuda);
+        } else {
+            ctx->cuda_cause = ctx->fake->cause;
+            gp_strlcpy(ctx->cuda_detail,
+                       ctx->fake->detail ? ctx->fake->detail : "simulated: no CUDA device",
+                       sizeof ctx->cuda_detail);
+        }
+    } else {
+        gpuprobe_status st = gp_cuda_load(ctx);
+        if (st != GPUPROBE_OK)
+            return st;
+#ifdef GPUPROBE_HAVE_CUDA
+        ncuda = (size_t)real_cuda_count(ctx);
+#endif
+    }
+    if (ncuda > 4096)
+        ncuda = 4096; /* far beyond any real machine; keeps the sizes sane */
+
+    gp_device *list = calloc(1 + ncuda, sizeof *list);
+    if (!list)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "out of memory allocating %zu device records", 1 + ncuda);
+    gp_cpu_describe(&list[0], ctx->sysroot);
+
+    size_t n = 1;
+    for (size_t i = 0; i < ncuda; i++) {
+        if (ctx->fake) {
+            fake_device(&list[n++], &ctx->fake->devices[i], (int)i);
+            continue;
+        }
+#ifdef GPUPROBE_HAVE_CUDA
+        memset(&list[n], 0, sizeof list[n]);
+        if (cuda_device(ctx, &list[n], (int)i) != GPUPROBE_OK) {
+            n = 1; /* cause set to OTHER: the ordinals cannot be trusted */
+            break;
+        }
+        n++;
+#endif
+    }
+    free(ctx->devices);
+    ctx->devices = list;
+    ctx->ndevices = n;
     ctx->enumerated = 1;
     return GPUPROBE_OK;
 }
@@ -28,7 +344,256 @@ gpuprobe_status gp_get_device(gpuprobe_context *ctx, size_t index,
     if (st != GPUPROBE_OK)
         return st;
     if (index >= ctx->ndevices)
-        return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND, "device %zu out of range", index);
+        return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
+                       "device index %zu is out of range: there %s %zu device%s "
+                       "(0 is the CPU)", index, ctx->ndevices == 1 ? "is" : "are",
+                       ctx->ndevices, ctx->ndevices == 1 ? "" : "s");
     *dev = &ctx->devices[index];
     return GPUPROBE_OK;
+}
+
+/* ---- public: devices and attributes ------------------------------------------ */
+
+gpuprobe_status gpuprobe_device_count(gpuprobe_context *ctx, size_t *count)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!count)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_count: count is NULL");
+    gpuprobe_status st = gp_enumerate(ctx);
+    if (st != GPUPROBE_OK)
+        return st;
+    *count = ctx->ndevices;
+    return gp_ok(ctx);
+}
+
+enum { A_INT, A_STRING };
+enum { S_ALL, S_CPU, S_CUDA };
+
+static const struct {
+    const char *name;
+    int type;
+    int scope;
+} attr_table[] = {
+    [GPUPROBE_ATTR_KIND] = {"KIND", A_INT, S_ALL},
+    [GPUPROBE_ATTR_NAME] = {"NAME", A_STRING, S_ALL},
+    [GPUPROBE_ATTR_SPEC] = {"SPEC", A_STRING, S_ALL},
+    [GPUPROBE_ATTR_CUDA_INDEX] = {"CUDA_INDEX", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_UUID] = {"UUID", A_STRING, S_CUDA},
+    [GPUPROBE_ATTR_PCI_BUS_ID] = {"PCI_BUS_ID", A_STRING, S_CUDA},
+    [GPUPROBE_ATTR_CC_MAJOR] = {"CC_MAJOR", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_CC_MINOR] = {"CC_MINOR", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MULTIPROCESSORS] = {"MULTIPROCESSORS", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_CLOCK_KHZ] = {"CLOCK_KHZ", A_INT, S_ALL},
+    [GPUPROBE_ATTR_MEMORY_CLOCK_KHZ] = {"MEMORY_CLOCK_KHZ", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MEMORY_BUS_BITS] = {"MEMORY_BUS_BITS", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_TOTAL_MEMORY] = {"TOTAL_MEMORY", A_INT, S_ALL},
+    [GPUPROBE_ATTR_LOGICAL_CORES] = {"LOGICAL_CORES", A_INT, S_CPU},
+    [GPUPROBE_ATTR_SIMD] = {"SIMD", A_INT, S_CPU},
+    [GPUPROBE_ATTR_BLAS_CORE] = {"BLAS_CORE", A_STRING, S_CPU},
+    [GPUPROBE_ATTR_BLAS_THREADS] = {"BLAS_THREADS", A_INT, S_CPU},
+    [GPUPROBE_ATTR_BLAS_CONFIG] = {"BLAS_CONFIG", A_STRING, S_CPU},
+};
+#define N_ATTR (sizeof attr_table / sizeof attr_table[0])
+
+/* Common checks of the getters; on success *dev is the device. */
+static gpuprobe_status attr_lookup(gpuprobe_context *ctx, const char *fn,
+                                   size_t device, gpuprobe_attr attr,
+                                   int want_type, const void *out,
+                                   const gp_device **dev)
+{
+    if (!out)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "%s: value is NULL", fn);
+    unsigned a = (unsigned)attr;
+    if (a >= N_ATTR || !attr_table[a].name)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%s: unknown attribute %d", fn, (int)attr);
+    if (attr_table[a].type != want_type)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%s: GPUPROBE_ATTR_%s is %s attribute; use %s", fn,
+                       attr_table[a].name,
+                       attr_table[a].type == A_INT ? "an integer" : "a string",
+                       attr_table[a].type == A_INT ? "gpuprobe_device_get_int()"
+                                                   : "gpuprobe_device_get_string()");
+    gpuprobe_status st = gp_get_device(ctx, device, dev);
+    if (st != GPUPROBE_OK)
+        return st;
+    int scope = attr_table[a].scope;
+    if ((scope == S_CPU && (*dev)->kind != GPUPROBE_DEVICE_CPU) ||
+        (scope == S_CUDA && (*dev)->kind != GPUPROBE_DEVICE_CUDA))
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                       "GPUPROBE_ATTR_%s applies to %s devices only; device %zu "
+                       "(%s) is %s", attr_table[a].name,
+                       scope == S_CPU ? "CPU" : "CUDA", device, (*dev)->spec,
+                       (*dev)->kind == GPUPROBE_DEVICE_CPU ? "the CPU" : "a CUDA device");
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status unknown_value(gpuprobe_context *ctx, gpuprobe_attr attr,
+                                     size_t device, const gp_device *dev)
+{
+    return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                   "GPUPROBE_ATTR_%s of device %zu (%s) is not known on this system",
+                   attr_table[(unsigned)attr].name, device, dev->spec);
+}
+
+gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
+                                        gpuprobe_attr attr, int64_t *value)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    const gp_device *d = NULL;
+    gpuprobe_status st = attr_lookup(ctx, "gpuprobe_device_get_int", device,
+                                     attr, A_INT, value, &d);
+    if (st != GPUPROBE_OK)
+        return st;
+    int64_t v = 0;
+    switch (attr) {
+    case GPUPROBE_ATTR_KIND: v = d->kind; break;
+    case GPUPROBE_ATTR_CUDA_INDEX: v = d->cuda_index; break;
+    case GPUPROBE_ATTR_CC_MAJOR: v = d->cc_major; break;
+    case GPUPROBE_ATTR_CC_MINOR: v = d->cc_minor; break;
+    case GPUPROBE_ATTR_MULTIPROCESSORS: v = d->multiprocessors; break;
+    case GPUPROBE_ATTR_CLOCK_KHZ: v = d->clock_khz; break;
+    case GPUPROBE_ATTR_MEMORY_CLOCK_KHZ: v = d->memory_clock_khz; break;
+    case GPUPROBE_ATTR_MEMORY_BUS_BITS: v = d->memory_bus_bits; break;
+    case GPUPROBE_ATTR_TOTAL_MEMORY:
+        if (d->total_memory > (uint64_t)INT64_MAX)
+            return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW,
+                           "total memory of device %zu does not fit int64_t", device);
+        v = (int64_t)d->total_memory;
+        break;
+    case GPUPROBE_ATTR_LOGICAL_CORES: v = d->logical_cores; break;
+    case GPUPROBE_ATTR_SIMD: v = d->simd; break;
+    case GPUPROBE_ATTR_BLAS_THREADS: v = openblas_get_num_threads(); break;
+    default:
+        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
+                       "attribute %d has no integer getter", (int)attr);
+    }
+    /* Zero means "not known" for the measured quantities (never for
+     * indices, kinds, compute capability or the SIMD level). */
+    switch (attr) {
+    case GPUPROBE_ATTR_MULTIPROCESSORS:
+    case GPUPROBE_ATTR_CLOCK_KHZ:
+    case GPUPROBE_ATTR_MEMORY_CLOCK_KHZ:
+    case GPUPROBE_ATTR_MEMORY_BUS_BITS:
+    case GPUPROBE_ATTR_TOTAL_MEMORY:
+    case GPUPROBE_ATTR_LOGICAL_CORES:
+    case GPUPROBE_ATTR_BLAS_THREADS:
+        if (v <= 0)
+            return unknown_value(ctx, attr, device, d);
+        break;
+    default:
+        break;
+    }
+    *value = v;
+    return gp_ok(ctx);
+}
+
+gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t device,
+                                           gpuprobe_attr attr, const char **value)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    const gp_device *d = NULL;
+    gpuprobe_status st = attr_lookup(ctx, "gpuprobe_device_get_string", device,
+                                     attr, A_STRING, value, &d);
+    if (st != GPUPROBE_OK)
+        return st;
+    const char *s = NULL;
+    switch (attr) {
+    case GPUPROBE_ATTR_NAME: s = d->name; break;
+    case GPUPROBE_ATTR_SPEC: s = d->spec; break;
+    case GPUPROBE_ATTR_UUID: s = d->uuid; break;
+    case GPUPROBE_ATTR_PCI_BUS_ID: s = d->pci_bus_id; break;
+    case GPUPROBE_ATTR_BLAS_CORE: s = d->blas_core; break;
+    case GPUPROBE_ATTR_BLAS_CONFIG: s = d->blas_config; break;
+    default:
+        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
+                       "attribute %d has no string getter", (int)attr);
+    }
+    if (s[0] == '\0')
+        return unknown_value(ctx, attr, device, d);
+    *value = s;
+    return gp_ok(ctx);
+}
+
+/* ---- public: CUDA availability ------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    const char *text;
+} cause_table[] = {
+    [GPUPROBE_CUDA_AVAILABLE] = {"available", "CUDA is available"},
+    [GPUPROBE_CUDA_NOT_BUILT] = {"not_built", "libgpuprobe was built without CUDA support"},
+    [GPUPROBE_CUDA_DISABLED] = {"disabled", "CUDA was turned off by the user"},
+    [GPUPROBE_CUDA_NO_RUNTIME] = {"no_runtime", "no CUDA runtime library found"},
+    [GPUPROBE_CUDA_NO_DRIVER] = {"no_driver", "no NVIDIA driver installed"},
+    [GPUPROBE_CUDA_NO_KERNEL_DRIVER] = {"no_kernel_driver", "the NVIDIA kernel driver is not running"},
+    [GPUPROBE_CUDA_DRIVER_TOO_OLD] = {"driver_too_old", "the NVIDIA driver is too old for the CUDA runtime"},
+    [GPUPROBE_CUDA_NO_DEVICE] = {"no_device", "no CUDA device found"},
+    [GPUPROBE_CUDA_DEVICES_HIDDEN] = {"devices_hidden", "CUDA devices are hidden by CUDA_VISIBLE_DEVICES"},
+    [GPUPROBE_CUDA_NO_PERMISSION] = {"no_permission", "no permission to open the NVIDIA device files"},
+    [GPUPROBE_CUDA_OTHER] = {"other", "CUDA failed to initialise"},
+};
+#define N_CAUSE (sizeof cause_table / sizeof cause_table[0])
+
+const char *gpuprobe_cuda_cause_string(gpuprobe_cuda_cause cause)
+{
+    unsigned v = (unsigned)cause;
+    return v < N_CAUSE ? cause_table[v].text : "unknown CUDA cause";
+}
+
+const char *gpuprobe_cuda_cause_name(gpuprobe_cuda_cause cause)
+{
+    unsigned v = (unsigned)cause;
+    return v < N_CAUSE ? cause_table[v].name : "unknown";
+}
+
+gpuprobe_status gpuprobe_cuda_status(gpuprobe_context *ctx,
+                                     gpuprobe_cuda_cause *cause,
+                                     const char **detail)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!cause)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_cuda_status: cause is NULL");
+    gpuprobe_status st = gp_enumerate(ctx);
+    if (st != GPUPROBE_OK)
+        return st;
+    *cause = ctx->cuda_cause;
+    if (detail)
+        *detail = ctx->cuda_detail;
+    return gp_ok(ctx);
+}
+
+static gpuprobe_status version_of(gpuprobe_context *ctx, const char *fn,
+                                  const char *what, int known, int *version)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!version)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "%s: version is NULL", fn);
+    gpuprobe_status st = gp_enumerate(ctx);
+    if (st != GPUPROBE_OK)
+        return st;
+    int v = known ? ctx->driver_version : ctx->runtime_version;
+    if (v <= 0)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "the CUDA %s version is not known: %s (%s)", what,
+                       gpuprobe_cuda_cause_string(ctx->cuda_cause), ctx->cuda_detail);
+    *version = v;
+    return gp_ok(ctx);
+}
+
+gpuprobe_status gpuprobe_cuda_driver_version(gpuprobe_context *ctx, int *version)
+{
+    return version_of(ctx, "gpuprobe_cuda_driver_version", "driver", 1, version);
+}
+
+gpuprobe_status gpuprobe_cuda_runtime_version(gpuprobe_context *ctx, int *version)
+{
+    return version_of(ctx, "gpuprobe_cuda_runtime_version", "runtime", 0, version);
 }

@@ -44,6 +44,9 @@ typedef struct gp_device {
     int simd;                  /* gpuprobe_simd */
     char blas_core[64];
     char blas_config[GP_NAME_LEN];
+    /* CUDA: device memory taken by the CUDA context, measured through NVML
+     * by the first memory query that created it; 0 when unmeasured. */
+    uint64_t context_bytes;
 } gp_device;
 
 /*

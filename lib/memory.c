@@ -1,2 +1,608 @@
-/* memory.c - placeholder, being written. SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * memory.c - memory queries: host RAM (cgroup v1/v2 aware) and CUDA device
+ * total/free memory, with the cost of the CUDA context when NVML can
+ * measure it.
+ *
+ * Every file is read through the sysroot test seam, and every parser takes
+ * arbitrary bytes (they are fuzzed): no read past the NUL, no overflow.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "internal.h"
+#include "cuda_loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* cgroup v1 reports "no limit" as a huge page-aligned number
+ * (9223372036854771712 on x86-64); anything from 2^62 up is no limit. */
+#define GP_CGROUP_V1_UNLIMITED (UINT64_C(1) << 62)
+
+/* ---- files ---------------------------------------------------------------- */
+
+int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size)
+{
+    if (!path || !buf || size == 0)
+        return -1;
+    buf[0] = '\0';
+    char full[GP_PATH_LEN];
+    int r = snprintf(full, sizeof full, "%s%s", sysroot ? sysroot : "", path);
+    if (r < 0 || (size_t)r >= sizeof full) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t used = 0;
+    while (used < size - 1) {
+        ssize_t n = read(fd, buf + used, size - 1 - used);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            buf[0] = '\0';
+            errno = e;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    buf[used] = '\0';
+    close(fd);
+    return 0;
+}
+
+/* ---- parsers --------------------------------------------------------------- */
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Decimal digits at *p into *out, advancing *p. -1 if none or > UINT64_MAX. */
+static int parse_u64(const char **p, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    int any = 0;
+    while (*s >= '0' && *s <= '9') {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+        s++;
+        any = 1;
+    }
+    if (!any)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+int gp_parse_cgroup_value(const char *text, uint64_t *value)
+{
+    if (!text || !value)
+        return -1;
+    const char *p = text;
+    while (is_space(*p))
+        p++;
+    uint64_t v;
+    if (strncmp(p, "max", 3) == 0) {
+        v = UINT64_MAX;
+        p += 3;
+    } else if (parse_u64(&p, &v) != 0) {
+        return -1;
+    }
+    while (is_space(*p))
+        p++;
+    if (*p != '\0')
+        return -1;
+    *value = v;
+    return 0;
+}
+
+/* One meminfo line "Key:   <n> kB" starting at line (ending at '\n' or NUL).
+ * Returns 0 and the byte count if the line is `key`. */
+static int meminfo_line(const char *line, const char *key, uint64_t *bytes)
+{
+    size_t kl = strlen(key);
+    if (strncmp(line, key, kl) != 0 || line[kl] != ':')
+        return -1;
+    const char *p = line + kl + 1;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    uint64_t v;
+    if (parse_u64(&p, &v) != 0)
+        return -1;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    uint64_t mult = 1;
+    if (p[0] == 'k' && p[1] == 'B') {
+        mult = 1024;
+        p += 2;
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+        p++;
+    if (*p != '\n' && *p != '\0')
+        return -1;
+    if (v > UINT64_MAX / mult)
+        return -1;
+    *bytes = v * mult;
+    return 0;
+}
+
+int gp_parse_meminfo(const char *text, uint64_t *total, uint64_t *available)
+{
+    if (!text || !total || !available)
+        return -1;
+    enum { TOTAL, AVAIL, FREE, BUFFERS, CACHED, NKEYS };
+    static const char *const keys[NKEYS] = {"MemTotal", "MemAvailable", "MemFree",
+                                            "Buffers", "Cached"};
+    uint64_t val[NKEYS] = {0};
+    int have[NKEYS] = {0};
+    const char *line = text;
+    while (*line) {
+        for (int k = 0; k < NKEYS; k++) {
+            uint64_t b;
+            if (!have[k] && meminfo_line(line, keys[k], &b) == 0) {
+                val[k] = b;
+                have[k] = 1;
+                break;
+            }
+        }
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    if (!have[TOTAL] || val[TOTAL] == 0)
+        return -1;
+    uint64_t avail;
+    if (have[AVAIL]) {
+        avail = val[AVAIL];
+    } else if (have[FREE]) {
+        /* Kernels before 3.14: estimate as free + buffers + page cache. */
+        avail = val[FREE];
+        if (UINT64_MAX - avail >= val[BUFFERS])
+            avail += val[BUFFERS];
+        if (UINT64_MAX - avail >= val[CACHED])
+            avail += val[CACHED];
+    } else {
+        return -1;
+    }
+    if (avail > val[TOTAL])
+        avail = val[TOTAL];
+    *total = val[TOTAL];
+    *available = avail;
+    return 0;
+}
+
+/* Copy a cgroup path if it is absolute, holds no NUL and fits. */
+static int copy_cgroup_path(char *dst, size_t size, const char *src, size_t len)
+{
+    if (len == 0 || src[0] != '/' || len >= size || memchr(src, '\0', len))
+        return -1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+/* Does the path have a ".." component? A cgroup namespace shows cgroups
+ * outside it as "/../x": those are not below our mount, so not usable. */
+static int climbs_out(const char *path)
+{
+    for (const char *p = strstr(path, ".."); p; p = strstr(p + 1, ".."))
+        if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+            return 1;
+    return 0;
+}
+
+/* Does the comma-separated controller list [s, s+len) name "memory"? */
+static int lists_memory(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && s[j] != ',')
+            j++;
+        if (j - i == 6 && memcmp(s + i, "memory", 6) == 0)
+            return 1;
+        i = j + 1;
+    }
+    return 0;
+}
+
+int gp_parse_proc_cgroup(const char *text, char *v2_path, size_t v2_size,
+                         char *v1_mem_path, size_t v1_size)
+{
+    if (!text || !v2_path || !v1_mem_path || v2_size == 0 || v1_size == 0)
+        return -1;
+    v2_path[0] = '\0';
+    v1_mem_path[0] = '\0';
+    int found = 0;
+    const char *line = text;
+    while (*line) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        /* hierarchy-ID ":" controller-list ":" path (the path may hold ':') */
+        const char *c1 = memchr(line, ':', len);
+        const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+        if (c1 && c2) {
+            const char *path = c2 + 1;
+            size_t plen = len - (size_t)(path - line);
+            if (plen > 0 && path[plen - 1] == '\r')
+                plen--;
+            size_t idlen = (size_t)(c1 - line);
+            size_t ctl_len = (size_t)(c2 - c1 - 1);
+            if (idlen == 1 && line[0] == '0' && ctl_len == 0) {
+                if (!v2_path[0] && copy_cgroup_path(v2_path, v2_size, path, plen) == 0)
+                    found = 1;
+            } else if (ctl_len > 0 && lists_memory(c1 + 1, ctl_len)) {
+                if (!v1_mem_path[0] &&
+                    copy_cgroup_path(v1_mem_path, v1_size, path, plen) == 0)
+                    found = 1;
+            }
+        }
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return found ? 0 : -1;
+}
+
+/* Value of "key <n>" in a memory.stat text; 0 if absent or malformed. */
+static uint64_t stat_value(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    const char *line = text;
+    while (*line) {
+        if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+            const char *p = line + kl + 1;
+            uint64_t v;
+            if (parse_u64(&p, &v) == 0)
+                return v;
+        }
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return 0;
+}
+
+/* ---- host memory --------------------------------------------------------------- */
+
+typedef struct cg_walk {
+    uint64_t limit; /* tightest limit, UINT64_MAX if none */
+    uint64_t room;  /* least room (limit - working set) in any limited level */
+} cg_walk;
+
+/* Visit `mount` + `path` and each ancestor up to `mount` itself. */
+static void cgroup_walk(const char *sysroot, const char *mount, const char *path,
+                        const char *limit_file, const char *usage_file,
+                        const char *stat_key, uint64_t unlimited_from, cg_walk *w)
+{
+    char dir[GP_PATH_LEN];
+    int r = snprintf(dir, sizeof dir, "%s%s", mount, path);
+    if (r < 0 || (size_t)r >= sizeof dir)
+        return;
+    size_t mlen = strlen(mount);
+    for (;;) {
+        /* strip a trailing '/' (except the mount itself) */
+        size_t dl = strlen(dir);
+        while (dl > mlen && dir[dl - 1] == '/')
+            dir[--dl] = '\0';
+        char file[GP_PATH_LEN + 64], buf[128];
+        uint64_t limit;
+        r = snprintf(file, sizeof file, "%s/%s", dir, limit_file);
+        if (r > 0 && (size_t)r < sizeof file &&
+            gp_read_file(sysroot, file, buf, sizeof buf) == 0 &&
+            gp_parse_cgroup_value(buf, &limit) == 0 && limit < unlimited_from) {
+            uint64_t usage = 0, v;
+            r = snprintf(file, sizeof file, "%s/%s", dir, usage_file);
+            if (r > 0 && (size_t)r < sizeof file &&
+                gp_read_file(sysroot, file, buf, sizeof buf) == 0 &&
+                gp_parse_cgroup_value(buf, &v) == 0 && v != UINT64_MAX)
+                usage = v;
+            /* Reclaimable page cache does not count against the room left
+             * (as docker stats and the kubelet's working set do). */
+            char stat[16384];
+            r = snprintf(file, sizeof file, "%s/memory.stat", dir);
+            if (usage > 0 && r > 0 && (size_t)r < sizeof file &&
+                gp_read_file(sysroot, file, stat, sizeof stat) == 0) {
+                uint64_t inactive = stat_value(stat, stat_key);
+                usage = inactive < usage ? usage - inactive : 0;
+            }
+            uint64_t room = usage < limit ? limit - usage : 0;
+            if (limit < w->limit)
+                w->limit = limit;
+            if (room < w->room)
+                w->room = room;
+        }
+        if (dl <= mlen)
+            break;
+        char *slash = strrchr(dir + mlen, '/');
+        if (!slash)
+            break;
+        if (slash == dir + mlen)
+            dir[mlen] = '\0';
+        else
+            *slash = '\0';
+    }
+}
+
+gpuprobe_status gp_host_memory_read(gpuprobe_context *ctx, const char *sysroot,
+                                    gp_host_memory *out)
+{
+    char text[8192];
+    if (gp_read_file(sysroot, "/proc/meminfo", text, sizeof text) != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "cannot read %s/proc/meminfo: %s",
+                       sysroot ? sysroot : "", strerror(errno));
+    uint64_t total, avail;
+    if (gp_parse_meminfo(text, &total, &avail) != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM,
+                       "cannot parse %s/proc/meminfo: no valid MemTotal/MemAvailable",
+                       sysroot ? sysroot : "");
+
+    cg_walk w = {UINT64_MAX, UINT64_MAX};
+    char v2[1024] = "", v1[1024] = "";
+    char cg[4096];
+    if (gp_read_file(sysroot, "/proc/self/cgroup", cg, sizeof cg) == 0)
+        (void)gp_parse_proc_cgroup(cg, v2, sizeof v2, v1, sizeof v1);
+    if (climbs_out(v2))
+        v2[0] = '\0';
+    if (climbs_out(v1))
+        v1[0] = '\0';
+    /* cgroup v2 (also the unified part of a hybrid setup, where it simply
+     * has no memory.max). Without a visible path, the mount root is the
+     * container's own cgroup (cgroup namespace). */
+    cgroup_walk(sysroot, "/sys/fs/cgroup", v2[0] ? v2 : "", "memory.max",
+                "memory.current", "inactive_file", UINT64_MAX, &w);
+    /* cgroup v1 memory controller. The walk ends at the mount root, which is
+     * what a container sees when its own path is not visible. */
+    cgroup_walk(sysroot, "/sys/fs/cgroup/memory", v1[0] ? v1 : "",
+                "memory.limit_in_bytes", "memory.usage_in_bytes",
+                "total_inactive_file", GP_CGROUP_V1_UNLIMITED, &w);
+
+    out->mem_total = total;
+    out->mem_available = avail;
+    out->cgroup_limit = w.limit;
+    /* Usage as charged against the limit, such that limit - usage is the
+     * least room left in any limited ancestor. */
+    out->cgroup_usage = 0;
+    if (w.limit != UINT64_MAX)
+        out->cgroup_usage = w.room < w.limit ? w.limit - w.room : 0;
+    return GPUPROBE_OK;
+}
+
+/* ---- CUDA device memory ------------------------------------------------------- */
+
+#ifdef GPUPROBE_HAVE_CUDA
+/* nvmlMemory_t (nvml.h, version 1 of the struct). */
+typedef struct gp_nvml_memory {
+    unsigned long long total, free, used;
+} gp_nvml_memory;
+
+static int nvml_used(gp_cuda *c, const char *pci, uint64_t *used)
+{
+    void *dev = NULL;
+    gp_nvml_memory m;
+    if (c->nvml.DeviceGetHandleByPciBusId(pci, &dev) != 0 ||
+        c->nvml.DeviceGetMemoryInfo(dev, &m) != 0)
+        return -1;
+    *used = m.used;
+    return 0;
+}
+#endif
+
+gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
+                                      uint64_t *total, uint64_t *free_bytes,
+                                      uint64_t *context_bytes, int *created)
+{
+    *created = 0;
+    *context_bytes = 0;
+    if (ctx->fake) {
+        int i = dev->cuda_index;
+        if (i < 0 || (size_t)i >= ctx->fake->count)
+            return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
+                           "simulated CUDA device %d does not exist", i);
+        const gp_fake_cuda_device *f = &ctx->fake->devices[i];
+        *total = f->total_bytes;
+        *free_bytes = f->free_bytes <= f->total_bytes ? f->free_bytes : f->total_bytes;
+        *context_bytes = f->context_bytes;
+        return GPUPROBE_OK;
+    }
+#ifdef GPUPROBE_HAVE_CUDA
+    gp_cuda *c = ctx->cuda;
+    if (!c || !c->rt_lib || !c->drv_lib || ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "CUDA is not usable: %s (%s)",
+                       gpuprobe_cuda_cause_string(ctx->cuda_cause), ctx->cuda_detail);
+    int ord = dev->cuda_index;
+    const char *en = NULL;
+#define DRV_FAIL(call, r)                                                     \
+    do {                                                                      \
+        if (c->drv.GetErrorName((r), &en) != CUDA_SUCCESS || !en)             \
+            en = "unrecognized CUDA driver error";                            \
+        return gp_fail(ctx, (r) == CUDA_ERROR_OUT_OF_MEMORY                   \
+                                ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY           \
+                                : GPUPROBE_ERR_CUDA,                          \
+                       "%s on device %d (%s) failed with %s", (call), ord,    \
+                       dev->name, en);                                        \
+    } while (0)
+    if (!c->drvctx.PrimaryCtxRetain || !c->drvctx.MemGetInfo)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA,
+                       "libcuda.so.1 lacks the context functions needed for a "
+                       "memory query (cuDevicePrimaryCtxRetain, cuMemGetInfo_v2)");
+    CUdevice cudev;
+    CUresult cr = c->drv.DeviceGet(&cudev, ord);
+    if (cr != CUDA_SUCCESS)
+        DRV_FAIL("cuDeviceGet", cr);
+    unsigned pflags = 0;
+    int active = 0;
+    cr = c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active);
+    if (cr != CUDA_SUCCESS)
+        DRV_FAIL("cuDevicePrimaryCtxGetState", cr);
+
+    /* Does this gpuprobe context already hold the primary context? */
+    int held = 0;
+    for (size_t k = 0; k < c->nretained; k++)
+        held |= c->retained[k] == cudev;
+    if (!held && c->nretained == c->retained_cap) {
+        size_t cap = c->retained_cap ? c->retained_cap * 2 : 4;
+        CUdevice *grown = realloc(c->retained, cap * sizeof *grown);
+        if (!grown)
+            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                           "out of memory recording retained CUDA contexts");
+        c->retained = grown;
+        c->retained_cap = cap;
+    }
+
+    /* Measure the context's cost with NVML when this call creates it. */
+    uint64_t used_before = 0;
+    int measure = !active && dev->pci_bus_id[0] && gp_cuda_load_nvml(c) &&
+                  nvml_used(c, dev->pci_bus_id, &used_before) == 0;
+
+    /* Retain the device's primary context (the one the runtime uses) and
+     * make it current only for this query: push/pop leaves the calling
+     * thread's current context and the runtime's current device as they
+     * were, and no other device gets a context. The retain is kept until
+     * the gpuprobe context is destroyed, so the cost stays measured. */
+    CUcontext pctx = NULL;
+    cr = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
+    if (cr != CUDA_SUCCESS)
+        DRV_FAIL("cuDevicePrimaryCtxRetain", cr);
+    if (held)
+        (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device is enough */
+    else
+        c->retained[c->nretained++] = cudev;
+    cr = c->drvctx.CtxPushCurrent(pctx);
+    if (cr != CUDA_SUCCESS)
+        DRV_FAIL("cuCtxPushCurrent_v2", cr);
+    size_t f = 0, t = 0;
+    cr = c->drvctx.MemGetInfo(&f, &t);
+    CUcontext popped = NULL;
+    CUresult pr = c->drvctx.CtxPopCurrent(&popped);
+    if (cr != CUDA_SUCCESS)
+        DRV_FAIL("cuMemGetInfo_v2", cr);
+    if (pr != CUDA_SUCCESS)
+        DRV_FAIL("cuCtxPopCurrent_v2", pr);
+#undef DRV_FAIL
+    *total = t;
+    *free_bytes = f;
+    *created = !active;
+
+    size_t idx = (size_t)(dev - ctx->devices);
+    gp_device *mut = idx < ctx->ndevices ? &ctx->devices[idx] : NULL;
+    uint64_t used_after = 0;
+    if (measure && nvml_used(c, dev->pci_bus_id, &used_after) == 0 &&
+        used_after > used_before) {
+        *context_bytes = used_after - used_before;
+        if (mut)
+            mut->context_bytes = *context_bytes; /* for capacity estimates */
+    } else if (mut && mut->context_bytes) {
+        *context_bytes = mut->context_bytes;  /* measured by an earlier call */
+    }
+    return GPUPROBE_OK;
+#else
+    (void)dev;
+    (void)total;
+    (void)free_bytes;
+    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                   "libgpuprobe was built without CUDA support");
+#endif
+}
+
+/* ---- public ---------------------------------------------------------------------- */
+
+/* The smallest size a caller may pass: the end of the 1.0 struct's last field. */
+#define GP_MEMORY_INFO_MIN_SIZE \
+    (offsetof(gpuprobe_memory_info, flags) + sizeof(((gpuprobe_memory_info *)0)->flags))
+
+/* Store a field only if it lies entirely within the caller's info->size. */
+#define PUT(info, field, value)                                                \
+    do {                                                                       \
+        if (offsetof(gpuprobe_memory_info, field) + sizeof((info)->field) <=   \
+            (info)->size)                                                      \
+            (info)->field = (value);                                           \
+    } while (0)
+
+gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
+                                       gpuprobe_memory_info *info, unsigned flags)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!info)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_memory: info is NULL");
+    if (flags != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_memory: flags must be 0, got 0x%x", flags);
+    if (info->size < GP_MEMORY_INFO_MIN_SIZE)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_memory: info->size is %zu, smaller than "
+                       "the 1.0 gpuprobe_memory_info (%zu); initialise it with "
+                       "GPUPROBE_MEMORY_INFO_INIT", info->size,
+                       (size_t)GP_MEMORY_INFO_MIN_SIZE);
+    const gp_device *dev = NULL;
+    gpuprobe_status st = gp_get_device(ctx, device, &dev);
+    if (st != GPUPROBE_OK)
+        return st;
+
+    if (dev->kind == GPUPROBE_DEVICE_CPU) {
+        gp_host_memory h;
+        st = gp_host_memory_read(ctx, ctx->sysroot, &h);
+        if (st != GPUPROBE_OK)
+            return st;
+        uint64_t total = h.mem_total, avail = h.mem_available;
+        uint32_t fl = 0;
+        if (h.cgroup_limit != UINT64_MAX) {
+            uint64_t room = h.cgroup_usage < h.cgroup_limit
+                                ? h.cgroup_limit - h.cgroup_usage : 0;
+            if (h.cgroup_limit < total) {
+                total = h.cgroup_limit;
+                fl |= GPUPROBE_MEMORY_CGROUP_LIMITED;
+            }
+            if (room < avail) {
+                avail = room;
+                fl |= GPUPROBE_MEMORY_CGROUP_LIMITED;
+            }
+        }
+        PUT(info, total_bytes, total);
+        PUT(info, available_bytes, avail);
+        PUT(info, physical_bytes, h.mem_total);
+        PUT(info, cgroup_limit_bytes, h.cgroup_limit);
+        PUT(info, context_bytes, 0);
+        PUT(info, flags, fl);
+        return gp_ok(ctx);
+    }
+
+    uint64_t total = 0, free_b = 0, cbytes = 0;
+    int created = 0;
+    st = gp_cuda_device_memory(ctx, dev, &total, &free_b, &cbytes, &created);
+    if (st != GPUPROBE_OK)
+        return st;
+    uint32_t fl = 0;
+    if (created)
+        fl |= GPUPROBE_MEMORY_CREATED_CONTEXT;
+    if (cbytes)
+        fl |= GPUPROBE_MEMORY_CONTEXT_MEASURED;
+    PUT(info, total_bytes, total);
+    PUT(info, available_bytes, free_b);
+    PUT(info, physical_bytes, total);
+    PUT(info, cgroup_limit_bytes, UINT64_MAX);
+    PUT(info, context_bytes, cbytes);
+    PUT(info, flags, fl);
+    return gp_ok(ctx);
+}

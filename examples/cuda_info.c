@@ -1,0 +1,173 @@
+/*
+ * cuda_info.c - the lesson's PyTorch check, line for line:
+ *
+ *     print(f"CUDA available: {torch.cuda.is_available()}")
+ *     print(f"CUDA version: {torch.version.cuda}")
+ *     if torch.cuda.is_available():
+ *         print(f"GPU: {torch.cuda.get_device_name(0)}")
+ *         print(f"Memory: {torch.cuda.get_device_properties(0).total_memory / 1e9:.1f} GB")
+ *
+ * and, when CUDA is not available, one more line saying why:
+ *
+ *     Reason: <cause> (<detail>)
+ *
+ * "CUDA version" is the version of the CUDA runtime library that was
+ * actually loaded (None when none could be), not the one a wheel was built
+ * for. The program is fast (no CUDA context is created: total memory comes
+ * from the driver, free memory is never asked for) and exits 0 whether or
+ * not CUDA is available.
+ *
+ * Usage: cuda_info [--json] [--help]
+ *
+ * With --json it prints exactly one JSON object:
+ *
+ *   cuda_available        bool: at least one CUDA device is usable.
+ *   reason                string: the cause token, gpuprobe_cuda_cause_name()
+ *                         ("available", "no_driver", "no_runtime",
+ *                         "driver_too_old", "devices_hidden", ...).
+ *   detail                string: one-line explanation (versions, the CUDA
+ *                         error name, what was tried).
+ *   cuda_runtime_version  string "13.0", or null when no runtime was loaded.
+ *   cuda_driver_version   string "12.4" (the CUDA version the driver
+ *                         supports), or null when no driver was loaded.
+ *   devices               array, device 0 (the CPU) first, then cuda:0, ...
+ *                         Every entry: index, spec ("cpu", "cuda:N"), kind
+ *                         ("cpu" or "cuda"), name, total_memory_bytes.
+ *                         CUDA entries add cuda_index, uuid, pci_bus_id,
+ *                         compute_capability ("9.0"), cc_major, cc_minor,
+ *                         multiprocessors, clock_khz, memory_clock_khz,
+ *                         memory_bus_bits. The CPU entry adds logical_cores,
+ *                         simd ("none", "sse4_2", "avx", "avx2_fma",
+ *                         "avx512"), clock_khz, blas_core, blas_threads.
+ *                         Values the system does not know are null.
+ *
+ * Exit status: 0 success (CUDA available or not), 1 a library call failed,
+ * 2 bad command line.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "example_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *prog = "cuda_info";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: %s [--json] [--help]\n"
+            "Is CUDA usable, which version, which GPU and how much memory\n"
+            "(the lesson's torch.cuda check); says why when CUDA is not usable.\n",
+            prog);
+}
+
+static int print_json(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
+                      const char *detail, int have_rt, int rt, int have_drv,
+                      int drv)
+{
+    size_t n = 0;
+    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
+    if (st != GPUPROBE_OK) {
+        ex_report(prog, "counting devices", ctx, st);
+        return EX_FAIL;
+    }
+    char v[32];
+    printf("{\"cuda_available\": %s, \"reason\": ",
+           cause == GPUPROBE_CUDA_AVAILABLE ? "true" : "false");
+    ex_json_string(stdout, gpuprobe_cuda_cause_name(cause));
+    fputs(", \"detail\": ", stdout);
+    ex_json_string(stdout, detail);
+    fputs(", \"cuda_runtime_version\": ", stdout);
+    if (have_rt) {
+        ex_cuda_version(v, sizeof v, rt);
+        ex_json_string(stdout, v);
+    } else {
+        fputs("null", stdout);
+    }
+    fputs(", \"cuda_driver_version\": ", stdout);
+    if (have_drv) {
+        ex_cuda_version(v, sizeof v, drv);
+        ex_json_string(stdout, v);
+    } else {
+        fputs("null", stdout);
+    }
+    fputs(", \"devices\": [", stdout);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", {" : "{", stdout);
+        st = ex_json_device_members(stdout, ctx, i, 0);
+        fputs("}", stdout);
+        if (st != GPUPROBE_OK) {
+            fputs("]}\n", stdout);
+            ex_report(prog, "reading device attributes", ctx, st);
+            return EX_FAIL;
+        }
+    }
+    fputs("]}\n", stdout);
+    return EX_OK;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return EX_OK;
+        } else {
+            fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+            usage(stderr);
+            return EX_USAGE;
+        }
+    }
+
+    gpuprobe_context *ctx = NULL;
+    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
+    if (st != GPUPROBE_OK) {
+        ex_report(prog, "creating a context", NULL, st);
+        return EX_FAIL;
+    }
+    gpuprobe_cuda_cause cause;
+    const char *detail = "";
+    st = gpuprobe_cuda_status(ctx, &cause, &detail);
+    if (st != GPUPROBE_OK) {
+        ex_report(prog, "asking for CUDA", ctx, st);
+        gpuprobe_context_destroy(ctx);
+        return EX_FAIL;
+    }
+    int rt = 0, drv = 0;
+    int have_rt = gpuprobe_cuda_runtime_version(ctx, &rt) == GPUPROBE_OK;
+    int have_drv = gpuprobe_cuda_driver_version(ctx, &drv) == GPUPROBE_OK;
+
+    int rc = EX_OK;
+    if (json) {
+        rc = print_json(ctx, cause, detail, have_rt, rt, have_drv, drv);
+    } else {
+        char v[32] = "None";
+        if (have_rt)
+            ex_cuda_version(v, sizeof v, rt);
+        printf("CUDA available: %s\n", cause == GPUPROBE_CUDA_AVAILABLE ? "True" : "False");
+        printf("CUDA version: %s\n", v);
+        if (cause == GPUPROBE_CUDA_AVAILABLE) {
+            /* cuda:0 is device 1 (device 0 is always the CPU). */
+            const char *name = NULL;
+            int64_t total = 0;
+            st = gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_NAME, &name);
+            if (st == GPUPROBE_OK)
+                st = gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+            if (st != GPUPROBE_OK) {
+                ex_report(prog, "reading cuda:0", ctx, st);
+                rc = EX_FAIL;
+            } else {
+                printf("GPU: %s\n", name);
+                printf("Memory: %.1f GB\n", (double)total / 1e9);
+            }
+        } else {
+            printf("Reason: %s (%s)\n", gpuprobe_cuda_cause_string(cause), detail);
+        }
+    }
+    gpuprobe_context_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,428 @@
+/*
+ * test_devices.c - enumeration, the CPU device, attributes and their errors,
+ * simulated CUDA devices (test seam), SIMD detection.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+static gpuprobe_context *new_ctx(void)
+{
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    assert_non_null(ctx);
+    return ctx;
+}
+
+/* ---- a temporary sysroot ---- */
+
+static void mkdirs(const char *root, const char *rel)
+{
+    char p[GP_PATH_LEN];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    for (char *s = p + strlen(root) + 1; *s; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0755);
+            *s = '/';
+        }
+    }
+    mkdir(p, 0755);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char p[GP_PATH_LEN];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    char *slash = strrchr(p, '/');
+    *slash = '\0';
+    mkdirs(root, p + strlen(root) + 1);
+    *slash = '/';
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void rm_tree(const char *root)
+{
+    char cmd[GP_PATH_LEN + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ---- the CPU ---- */
+
+static void test_cpu_device(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_true(n >= 1);
+
+    int64_t v = -1;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_KIND, &v), GPUPROBE_OK);
+    assert_int_equal(v, GPUPROBE_DEVICE_CPU);
+
+    const char *s = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
+    assert_non_null(s);
+    assert_true(strlen(s) > 0);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_SPEC, &s), GPUPROBE_OK);
+    assert_string_equal(s, "cpu");
+
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_LOGICAL_CORES, &v),
+                     GPUPROBE_OK);
+    assert_int_equal(v, sysconf(_SC_NPROCESSORS_ONLN));
+
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_SIMD, &v), GPUPROBE_OK);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    int expect = GPUPROBE_SIMD_NONE;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        expect = __builtin_cpu_supports("avx512f") ? GPUPROBE_SIMD_AVX512
+                                                   : GPUPROBE_SIMD_AVX2_FMA;
+    else if (__builtin_cpu_supports("avx"))
+        expect = GPUPROBE_SIMD_AVX;
+    else if (__builtin_cpu_supports("sse4.2"))
+        expect = GPUPROBE_SIMD_SSE4_2;
+    assert_int_equal(v, expect);
+#else
+    assert_int_equal(v, GPUPROBE_SIMD_NONE);
+#endif
+
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CORE, &s),
+                     GPUPROBE_OK);
+    assert_true(strlen(s) > 0);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CONFIG, &s),
+                     GPUPROBE_OK);
+    assert_true(strlen(s) > 0);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_BLAS_THREADS, &v),
+                     GPUPROBE_OK);
+    assert_true(v >= 1);
+
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_TOTAL_MEMORY, &v),
+                     GPUPROBE_OK);
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    double phys = (double)pages * (double)psz;
+    assert_true((double)v > phys * 0.9 && (double)v < phys * 1.1);
+
+    /* the clock is either known and plausible, or reported unsupported */
+    gpuprobe_status st = gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_CLOCK_KHZ, &v);
+    if (st == GPUPROBE_OK)
+        assert_true(v >= 100000 && v <= 10000000);
+    else
+        assert_int_equal(st, GPUPROBE_ERR_UNSUPPORTED);
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_cpu_describe_fake_sysroot(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-dev-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put(root, "proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: GenuineIntel\n"
+        "model name\t: Test CPU @ 3.00GHz   \n"
+        "cpu MHz\t\t: 1234.567\n"
+        "flags\t\t: fpu sse sse2 sse4_1 sse4_2 avx avx2 fma avx512f\n\n"
+        "processor\t: 1\nmodel name\t: Other name\n");
+    put(root, "proc/meminfo", "MemTotal:  1000 kB\nMemAvailable: 500 kB\n");
+    gp_device cpu;
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_string_equal(cpu.name, "Test CPU @ 3.00GHz");
+    assert_int_equal(cpu.simd, GPUPROBE_SIMD_AVX512);
+    assert_int_equal(cpu.clock_khz, 1234567);
+    assert_int_equal(cpu.total_memory, 1024000);
+    assert_string_equal(cpu.spec, "cpu");
+
+    /* cpufreq's maximum wins over cpuinfo's current MHz */
+    put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_int_equal(cpu.clock_khz, 3500000);
+
+    /* an over-long model name is truncated, NUL-terminated */
+    char big[4096 + 64];
+    memcpy(big, "model name\t: ", 13);
+    memset(big + 13, 'X', 4096);
+    strcpy(big + 13 + 4096, "\n");
+    put(root, "proc/cpuinfo", big);
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_int_equal(strlen(cpu.name), GP_NAME_LEN - 1);
+    assert_int_equal(cpu.simd, GPUPROBE_SIMD_NONE);
+
+    /* nothing readable: a fallback name, clock unknown */
+    put(root, "proc/cpuinfo", "garbage without colons\n\n\n");
+    unlink(strcat(strcpy(big, root), "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_true(strlen(cpu.name) > 0);
+    assert_int_equal(cpu.clock_khz, 0);
+    rm_tree(root);
+}
+
+static void test_cpu_clock_unsupported_via_sysroot(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-dev-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put(root, "proc/cpuinfo", "model name : Clockless\nflags : sse4_2\n");
+    put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    int64_t v;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_CLOCK_KHZ, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "CLOCK_KHZ"));
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_SIMD, &v), GPUPROBE_OK);
+    assert_int_equal(v, GPUPROBE_SIMD_SSE4_2);
+    const char *s;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
+    assert_string_equal(s, "Clockless");
+    gpuprobe_context_destroy(ctx);
+    rm_tree(root);
+}
+
+/* ---- bad inputs ---- */
+
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    int64_t v;
+    const char *s;
+    size_t n;
+    assert_int_equal(gpuprobe_device_count(NULL, &n), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_device_get_int(NULL, 0, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_device_get_string(NULL, 0, GPUPROBE_ATTR_NAME, &s),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    gpuprobe_cuda_cause cause;
+    int ver;
+    assert_int_equal(gpuprobe_cuda_status(NULL, &cause, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_cuda_driver_version(NULL, &ver), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_cuda_runtime_version(NULL, &ver), GPUPROBE_ERR_INVALID_ARGUMENT);
+
+    gpuprobe_context *ctx = new_ctx();
+    assert_int_equal(gpuprobe_device_count(ctx, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "count"));
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_KIND, NULL),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, NULL),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_cuda_status(ctx, NULL, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+    assert_int_equal(gpuprobe_cuda_driver_version(ctx, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_cuda_runtime_version(ctx, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
+
+    /* index out of range */
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    v = 12345;
+    assert_int_equal(gpuprobe_device_get_int(ctx, n, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_NOT_FOUND);
+    assert_int_equal(v, 12345); /* untouched on failure */
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+    assert_int_equal(gpuprobe_device_get_string(ctx, (size_t)-1, GPUPROBE_ATTR_NAME, &s),
+                     GPUPROBE_ERR_NOT_FOUND);
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+
+    /* wrong type */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_NAME, &v),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "string"));
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_KIND, &s),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "integer"));
+
+    /* unknown attribute */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, (gpuprobe_attr)999, &v),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "999"));
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, (gpuprobe_attr)-1, &s),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, (gpuprobe_attr)18, &v),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+
+    /* CUDA-only attribute on the CPU */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_CC_MAJOR, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "CC_MAJOR"));
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_UUID, &s),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_CUDA_INDEX, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- simulated CUDA devices ---- */
+
+static const gp_fake_cuda_device fake_devs[] = {
+    {"Fake GPU A", 8, 6, UINT64_C(24) << 30, UINT64_C(20) << 30, 0},
+    {"Fake GPU B", 9, 0, UINT64_C(80) << 30, UINT64_C(79) << 30, UINT64_C(500) << 20},
+};
+
+static void test_fake_cuda_devices(void **state)
+{
+    (void)state;
+    gp_fake_cuda fake = {GPUPROBE_CUDA_AVAILABLE, NULL, 2, fake_devs};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &fake);
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 3);
+
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_int_equal(cause, GPUPROBE_CUDA_AVAILABLE);
+    assert_non_null(detail);
+
+    int64_t v;
+    const char *s;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_KIND, &v), GPUPROBE_OK);
+    assert_int_equal(v, GPUPROBE_DEVICE_CPU);
+    for (size_t i = 1; i <= 2; i++) {
+        const gp_fake_cuda_device *f = &fake_devs[i - 1];
+        assert_int_equal(gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_KIND, &v), GPUPROBE_OK);
+        assert_int_equal(v, GPUPROBE_DEVICE_CUDA);
+        assert_int_equal(gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
+        assert_string_equal(s, f->name);
+        assert_int_equal(gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_CC_MAJOR, &v), GPUPROBE_OK);
+        assert_int_equal(v, f->cc_major);
+        assert_int_equal(gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_CC_MINOR, &v), GPUPROBE_OK);
+        assert_int_equal(v, f->cc_minor);
+        assert_int_equal(gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_TOTAL_MEMORY, &v),
+                         GPUPROBE_OK);
+        assert_int_equal((uint64_t)v, f->total_bytes);
+        assert_int_equal(gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_CUDA_INDEX, &v),
+                         GPUPROBE_OK);
+        assert_int_equal(v, (int64_t)i - 1);
+        assert_int_equal(gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_UUID, &s), GPUPROBE_OK);
+        assert_int_equal(strlen(s), 40);
+        assert_memory_equal(s, "GPU-", 4);
+        assert_int_equal(gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_PCI_BUS_ID, &s),
+                         GPUPROBE_OK);
+        assert_int_equal(strlen(s), 12);
+    }
+    assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_SPEC, &s), GPUPROBE_OK);
+    assert_string_equal(s, "cuda:1");
+
+    /* CPU-only attributes on a CUDA device */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_LOGICAL_CORES, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "LOGICAL_CORES"));
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_BLAS_CORE, &s),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_SIMD, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    /* unknown on a simulated device */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_MULTIPROCESSORS, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 3, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_NOT_FOUND);
+
+    /* back to real enumeration */
+    gp_test_set_cuda(ctx, NULL);
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_true(n >= 1);
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_fake_no_device_cause(void **state)
+{
+    (void)state;
+    gp_fake_cuda fake = {GPUPROBE_CUDA_DEVICES_HIDDEN, "hidden for the test", 0, NULL};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &fake);
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 1);
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_AVAILABLE;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_int_equal(cause, GPUPROBE_CUDA_DEVICES_HIDDEN);
+    assert_string_equal(detail, "hidden for the test");
+    int ver = 0;
+    assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- SIMD flags ---- */
+
+static void test_simd_from_flags(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *flags;
+        int simd;
+    } t[] = {
+        {"", GPUPROBE_SIMD_NONE},
+        {"fpu sse sse2", GPUPROBE_SIMD_NONE},
+        {"sse4_1", GPUPROBE_SIMD_NONE},
+        {"sse4_2", GPUPROBE_SIMD_SSE4_2},
+        {"sse4_2 avx", GPUPROBE_SIMD_AVX},
+        {"avx2", GPUPROBE_SIMD_NONE},           /* whole tokens only: no "avx" */
+        {"avx2 sse4_2", GPUPROBE_SIMD_SSE4_2},  /* AVX2 without FMA */
+        {"avx avx2", GPUPROBE_SIMD_AVX},
+        {"avx avx2 fma", GPUPROBE_SIMD_AVX2_FMA},
+        {"fma4 avx avx2", GPUPROBE_SIMD_AVX},   /* fma4 is not fma */
+        {"avx avx2 fma avx512f", GPUPROBE_SIMD_AVX512},
+        {"avx512f avx", GPUPROBE_SIMD_AVX},     /* AVX-512F alone is not enough */
+        {"avx512vl avx512bw avx avx2 fma", GPUPROBE_SIMD_AVX2_FMA},
+        {"\tavx\t\tavx2\nfma  ", GPUPROBE_SIMD_AVX2_FMA},
+        {"xavx avx2x fmax", GPUPROBE_SIMD_NONE},
+        {"half thumb fastmult vfp edsp neon", GPUPROBE_SIMD_NONE}, /* ARM */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        int got = gp_simd_from_flags(t[i].flags);
+        if (got != t[i].simd)
+            fail_msg("flags \"%s\": got %d, want %d", t[i].flags, got, t[i].simd);
+    }
+    assert_int_equal(gp_simd_from_flags(NULL), GPUPROBE_SIMD_NONE);
+}
+
+static void test_enumeration_cached(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    const char *a = NULL, *b = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &a), GPUPROBE_OK);
+    size_t n1, n2;
+    assert_int_equal(gpuprobe_device_count(ctx, &n1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_device_count(ctx, &n2), GPUPROBE_OK);
+    assert_int_equal(n1, n2);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &b), GPUPROBE_OK);
+    assert_ptr_equal(a, b); /* owned by the context, stable */
+    gpuprobe_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_device),
+        cmocka_unit_test(test_cpu_describe_fake_sysroot),
+        cmocka_unit_test(test_cpu_clock_unsupported_via_sysroot),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_fake_cuda_devices),
+        cmocka_unit_test(test_fake_no_device_cause),
+        cmocka_unit_test(test_simd_from_flags),
+        cmocka_unit_test(test_enumeration_cached),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

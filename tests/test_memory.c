@@ -1,0 +1,585 @@
+/*
+ * test_memory.c - host memory (against /proc/meminfo and fake cgroup trees
+ * through the sysroot seam), the parsers, the size-prefixed struct, and
+ * simulated CUDA device memory.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define KB UINT64_C(1024)
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+
+static gpuprobe_context *new_ctx(void)
+{
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    return ctx;
+}
+
+static void mkdirs(const char *path)
+{
+    char p[GP_PATH_LEN];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0755);
+            *s = '/';
+        }
+    }
+    mkdir(p, 0755);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char p[GP_PATH_LEN];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    char *slash = strrchr(p, '/');
+    *slash = '\0';
+    mkdirs(p);
+    *slash = '/';
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void rm_tree(const char *root)
+{
+    char cmd[GP_PATH_LEN + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A sysroot with /proc/meminfo of 16 GiB total, 12 GiB available. */
+static char *fake_root(void)
+{
+    static char root[64];
+    strcpy(root, "/tmp/gpuprobe-mem-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    put(root, "proc/meminfo",
+        "MemTotal:       16777216 kB\nMemFree:         1000000 kB\n"
+        "MemAvailable:   12582912 kB\nBuffers:  1 kB\nCached:  2 kB\n");
+    return root;
+}
+
+static gpuprobe_memory_info host_info(const char *root, gpuprobe_status *st)
+{
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    *st = gpuprobe_device_memory(ctx, 0, &info, 0);
+    gpuprobe_context_destroy(ctx);
+    return info;
+}
+
+/* ---- against the real system ---- */
+
+static void test_host_memory_real(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        skip();
+    unsigned long long total_kb = 0, avail_kb = 0;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "MemTotal: %llu kB", &total_kb);
+        sscanf(line, "MemAvailable: %llu kB", &avail_kb);
+    }
+    fclose(f);
+    assert_true(total_kb > 0);
+
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
+    assert_string_equal(gpuprobe_last_error(ctx), "");
+    assert_int_equal(info.physical_bytes, total_kb * KB);
+    assert_true(info.total_bytes > 0 && info.total_bytes <= info.physical_bytes);
+    assert_true(info.available_bytes <= info.total_bytes);
+    assert_int_equal(info.context_bytes, 0);
+    if (info.cgroup_limit_bytes == UINT64_MAX) {
+        /* no cgroup limit: MemAvailable within 10% (it moves) */
+        double want = (double)avail_kb * 1024.0;
+        assert_true((double)info.available_bytes > want * 0.9 &&
+                    (double)info.available_bytes < want * 1.1);
+        assert_int_equal(info.total_bytes, info.physical_bytes);
+        assert_int_equal(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED, 0);
+    } else {
+        assert_true(info.total_bytes <= info.cgroup_limit_bytes);
+    }
+    print_message("host: total %llu, available %llu, physical %llu, cgroup limit %llu, flags %u\n",
+                  (unsigned long long)info.total_bytes,
+                  (unsigned long long)info.available_bytes,
+                  (unsigned long long)info.physical_bytes,
+                  (unsigned long long)info.cgroup_limit_bytes, info.flags);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- fake trees ---- */
+
+static void test_cgroup_v2_limit(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    put(root, "proc/self/cgroup", "0::/user.slice/app.scope\n");
+    put(root, "sys/fs/cgroup/user.slice/app.scope/memory.max", "4294967296\n");
+    put(root, "sys/fs/cgroup/user.slice/app.scope/memory.current", "1073741824\n");
+    put(root, "sys/fs/cgroup/user.slice/app.scope/memory.stat",
+        "anon 1000\nfile 536870912\ninactive_file 268435456\nactive_file 1\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.physical_bytes, 16 * GIB);
+    assert_int_equal(info.cgroup_limit_bytes, 4 * GIB);
+    assert_int_equal(info.total_bytes, 4 * GIB);
+    /* room = limit - (current - inactive_file) = 4 GiB - 768 MiB */
+    assert_int_equal(info.available_bytes, 4 * GIB - 768 * MIB);
+    assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
+
+    /* a tighter ancestor wins */
+    put(root, "sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
+    put(root, "sys/fs/cgroup/user.slice/memory.current", "2000000000\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 2 * GIB);
+    assert_int_equal(info.total_bytes, 2 * GIB);
+    assert_int_equal(info.available_bytes, 2 * GIB - 2000000000);
+    rm_tree(root);
+}
+
+static void test_cgroup_v2_max(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    put(root, "proc/self/cgroup", "0::/a\n");
+    put(root, "sys/fs/cgroup/a/memory.max", "max\n");
+    put(root, "sys/fs/cgroup/a/memory.current", "123\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags, 0);
+    rm_tree(root);
+}
+
+static void test_cgroup_v2_limit_above_ram(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    put(root, "proc/self/cgroup", "0::/a\n");
+    put(root, "sys/fs/cgroup/a/memory.max", "68719476736\n"); /* 64 GiB */
+    put(root, "sys/fs/cgroup/a/memory.current", "0\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 64 * GIB);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED, 0);
+    rm_tree(root);
+}
+
+static void test_cgroup_v1_limit(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    put(root, "proc/self/cgroup",
+        "12:pids:/\n4:memory:/process_api/abc\n3:cpu,cpuacct:/\n0::/\n");
+    put(root, "sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes", "1073741824\n");
+    put(root, "sys/fs/cgroup/memory/process_api/abc/memory.usage_in_bytes", "536870912\n");
+    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "999999999999\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB);
+    assert_int_equal(info.total_bytes, GIB);
+    assert_int_equal(info.available_bytes, GIB / 2);
+    assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
+    rm_tree(root);
+}
+
+static void test_cgroup_v1_unlimited_and_mount_root(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    /* The path is not visible (container): the mount root is used. */
+    put(root, "proc/self/cgroup", "4:memory:/docker/0123456789\n");
+    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "315576320\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.flags, 0);
+
+    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "2147483648\n");
+    put(root, "sys/fs/cgroup/memory/memory.stat",
+        "cache 100\ntotal_inactive_file 15576320\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 2 * GIB);
+    assert_int_equal(info.total_bytes, 2 * GIB);
+    assert_int_equal(info.available_bytes, 2 * GIB - 300000000);
+    rm_tree(root);
+}
+
+static void test_cgroup_namespace_path(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    /* Outside our cgroup namespace: the mount root is our own cgroup. */
+    put(root, "proc/self/cgroup", "0::/../../system.slice/x\n");
+    put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
+    put(root, "sys/fs/cgroup/memory.current", "0\n");
+    put(root, "sys/system.slice/x/memory.max", "1024\n"); /* must not be read */
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB);
+    assert_int_equal(info.total_bytes, GIB);
+    rm_tree(root);
+}
+
+static void test_cgroup_garbage(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    put(root, "proc/self/cgroup", "this is not a cgroup file\n::::\n0::relative\n");
+    put(root, "sys/fs/cgroup/memory.max", "lots\n");
+    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "-1\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+
+    /* usage above the limit: no room, never a wrap-around */
+    put(root, "proc/self/cgroup", "0::/x\n");
+    put(root, "sys/fs/cgroup/x/memory.max", "1000\n");
+    put(root, "sys/fs/cgroup/x/memory.current", "5000\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.total_bytes, 1000);
+    assert_int_equal(info.available_bytes, 0);
+    rm_tree(root);
+}
+
+static void test_meminfo_missing_or_garbage(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mem-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    /* no /proc/meminfo at all: a system error naming the file */
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_ERR_SYSTEM);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "meminfo"));
+    put(root, "proc/meminfo", "\x01\x02garbage\nMemTotal: lots kB\n");
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_ERR_SYSTEM);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "meminfo"));
+    gpuprobe_context_destroy(ctx);
+    rm_tree(root);
+}
+
+/* ---- parsers ---- */
+
+static void test_parse_meminfo(void **state)
+{
+    (void)state;
+    uint64_t t = 1, a = 1;
+    assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB\nMemAvailable: 40 kB\n", &t, &a), 0);
+    assert_int_equal(t, 100 * KB);
+    assert_int_equal(a, 40 * KB);
+    /* order does not matter; other lines ignored; no trailing newline */
+    assert_int_equal(gp_parse_meminfo("Foo: 1 kB\nMemAvailable:\t7 kB\nMemTotal:\t9 kB", &t, &a), 0);
+    assert_int_equal(t, 9 * KB);
+    assert_int_equal(a, 7 * KB);
+    /* old kernels: MemFree + Buffers + Cached */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB\nMemFree: 10 kB\nBuffers: 5 kB\n"
+                                      "Cached: 20 kB\nSwapCached: 99 kB\n", &t, &a), 0);
+    assert_int_equal(a, 35 * KB);
+    /* available is capped at total */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 10 kB\nMemAvailable: 20 kB\n", &t, &a), 0);
+    assert_int_equal(a, 10 * KB);
+    /* a unit-less value is bytes */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 4096\nMemAvailable: 1024\n", &t, &a), 0);
+    assert_int_equal(t, 4096);
+
+    static const char *const bad[] = {
+        "",
+        "\n\n\n",
+        "MemAvailable: 10 kB\n",                          /* no total */
+        "MemTotal: 0 kB\nMemAvailable: 0 kB\n",           /* zero total */
+        "MemTotal: 100 kB\n",                             /* no free figure at all */
+        "MemTotal: -5 kB\nMemAvailable: 1 kB\n",
+        "MemTotal: 10 MB\nMemAvailable: 1 kB\n",          /* unknown unit */
+        "MemTotal: 18446744073709551616\nMemAvailable: 1\n",   /* > UINT64_MAX */
+        "MemTotal: 18446744073709551615 kB\nMemAvailable: 1 kB\n", /* * 1024 overflows */
+        "MemTotalX: 10 kB\nMemAvailable: 1 kB\n",
+        "memtotal: 10 kB\nMemAvailable: 1 kB\n",
+        "MemTotal 10 kB\nMemAvailable: 1 kB\n",
+        "MemTotal:\nMemAvailable: 1 kB\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t = 77;
+        if (gp_parse_meminfo(bad[i], &t, &a) != -1)
+            fail_msg("accepted bad meminfo #%zu", i);
+        assert_int_equal(t, 77);
+    }
+    assert_int_equal(gp_parse_meminfo(NULL, &t, &a), -1);
+    /* the largest representable value */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 18446744073709551615\nMemAvailable: 1\n",
+                                      &t, &a), 0);
+    assert_int_equal(t, UINT64_MAX);
+}
+
+static void test_parse_cgroup_value(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int rc;
+        uint64_t v;
+    } t[] = {
+        {"0", 0, 0},
+        {"123\n", 0, 123},
+        {"  42  \n", 0, 42},
+        {"max", 0, UINT64_MAX},
+        {"max\n", 0, UINT64_MAX},
+        {"9223372036854771712\n", 0, UINT64_C(9223372036854771712)},
+        {"18446744073709551615", 0, UINT64_MAX},
+        {"18446744073709551616", -1, 0},
+        {"99999999999999999999999", -1, 0},
+        {"", -1, 0},
+        {"\n", -1, 0},
+        {"-1", -1, 0},
+        {"+1", -1, 0},
+        {"12 34", -1, 0},
+        {"12abc", -1, 0},
+        {"maxx", -1, 0},
+        {"MAX", -1, 0},
+        {"0x10", -1, 0},
+        {"1.5", -1, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t v = 5;
+        int rc = gp_parse_cgroup_value(t[i].text, &v);
+        if (rc != t[i].rc)
+            fail_msg("\"%s\": rc %d, want %d", t[i].text, rc, t[i].rc);
+        if (rc == 0 && v != t[i].v)
+            fail_msg("\"%s\": value %llu", t[i].text, (unsigned long long)v);
+        if (rc != 0)
+            assert_int_equal(v, 5);
+    }
+    uint64_t v;
+    assert_int_equal(gp_parse_cgroup_value(NULL, &v), -1);
+}
+
+static void test_parse_proc_cgroup(void **state)
+{
+    (void)state;
+    char v2[64], v1[64];
+    assert_int_equal(gp_parse_proc_cgroup("0::/user.slice/x.scope\n", v2, sizeof v2, v1,
+                                          sizeof v1), 0);
+    assert_string_equal(v2, "/user.slice/x.scope");
+    assert_string_equal(v1, "");
+
+    assert_int_equal(gp_parse_proc_cgroup("9:name=systemd:/\n8:pids:/\n"
+                                          "4:memory:/process_api/793bf\n0::/\n",
+                                          v2, sizeof v2, v1, sizeof v1), 0);
+    assert_string_equal(v2, "/");
+    assert_string_equal(v1, "/process_api/793bf");
+
+    /* memory in a joint controller list; a path with a colon */
+    assert_int_equal(gp_parse_proc_cgroup("3:cpu,memory,blkio:/a:b\n", v2, sizeof v2, v1,
+                                          sizeof v1), 0);
+    assert_string_equal(v1, "/a:b");
+    assert_string_equal(v2, "");
+    /* "memoryx" is not memory */
+    assert_int_equal(gp_parse_proc_cgroup("3:memoryx:/a\n", v2, sizeof v2, v1, sizeof v1), -1);
+
+    /* paths that do not fit or are relative are refused */
+    char tiny[8];
+    assert_int_equal(gp_parse_proc_cgroup("0::/a/very/long/path\n", tiny, sizeof tiny, v1,
+                                          sizeof v1), -1);
+    assert_string_equal(tiny, "");
+    assert_int_equal(gp_parse_proc_cgroup("0::relative\n", v2, sizeof v2, v1, sizeof v1), -1);
+    /* paths outside a cgroup namespace are parsed as they are (the reader
+     * then falls back to the mount root) */
+    assert_int_equal(gp_parse_proc_cgroup("0::/../../x\n", v2, sizeof v2, v1, sizeof v1), 0);
+    assert_string_equal(v2, "/../../x");
+    assert_int_equal(gp_parse_proc_cgroup("0::/a/..b\r\n", v2, sizeof v2, v1, sizeof v1), 0);
+    assert_string_equal(v2, "/a/..b");
+
+    static const char *const bad[] = {"", "\n", "garbage", ":", "::", "0:", "1::/x",
+                                      "0:memory", "00::/x", "x::/y"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (gp_parse_proc_cgroup(bad[i], v2, sizeof v2, v1, sizeof v1) != -1)
+            fail_msg("accepted \"%s\"", bad[i]);
+        assert_string_equal(v2, "");
+        assert_string_equal(v1, "");
+    }
+}
+
+static void test_parsers_random_input(void **state)
+{
+    (void)state;
+    /* A light in-tree fuzz: random bytes from a small alphabet that hits
+     * the grammar; must not crash or read out of bounds (ASan build). */
+    static const char alpha[] = "0123456789:kB \n\tMemTotalAvailbe/max.,-";
+    unsigned seed = 12345;
+    char buf[257];
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t len = (size_t)(iter % 256);
+        for (size_t i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[i] = alpha[(seed >> 16) % (sizeof alpha - 1)];
+        }
+        buf[len] = '\0';
+        uint64_t a, b;
+        char v2[16], v1[16];
+        (void)gp_parse_meminfo(buf, &a, &b);
+        (void)gp_parse_cgroup_value(buf, &a);
+        (void)gp_parse_proc_cgroup(buf, v2, sizeof v2, v1, sizeof v1);
+        assert_true(strlen(v2) < sizeof v2 && strlen(v1) < sizeof v1);
+    }
+}
+
+static void test_read_file(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mem-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put(root, "f", "hello world");
+    char buf[6];
+    assert_int_equal(gp_read_file(root, "/f", buf, sizeof buf), 0);
+    assert_string_equal(buf, "hello"); /* truncated, NUL-terminated */
+    char big[64];
+    assert_int_equal(gp_read_file(root, "/f", big, sizeof big), 0);
+    assert_string_equal(big, "hello world");
+    assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
+    assert_string_equal(big, "");
+    assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
+    rm_tree(root);
+}
+
+/* ---- the public struct ---- */
+
+static void test_struct_size_and_flags(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "flags"));
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, NULL, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_device_memory(NULL, 0, &info, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
+    size_t n;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_device_memory(ctx, n, &info, 0), GPUPROBE_ERR_NOT_FOUND);
+
+    /* smaller than the 1.0 struct: refused, nothing written */
+    memset(&info, 0xAB, sizeof info);
+    info.size = offsetof(gpuprobe_memory_info, flags);
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "size"));
+    assert_int_equal(info.total_bytes, UINT64_C(0xABABABABABABABAB));
+    info.size = 0;
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
+
+    /* a larger struct (a newer caller): trailing bytes are left alone */
+    struct {
+        gpuprobe_memory_info info;
+        unsigned char tail[64];
+    } big;
+    memset(&big, 0xCD, sizeof big);
+    big.info.size = sizeof big;
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &big.info, 0), GPUPROBE_OK);
+    assert_true(big.info.total_bytes > 0);
+    for (size_t i = 0; i < sizeof big.tail; i++)
+        assert_int_equal(big.tail[i], 0xCD);
+    assert_int_equal(big.info.size, sizeof big);
+
+    /* exactly the 1.0 fields (no trailing padding): accepted */
+    memset(&info, 0, sizeof info);
+    info.size = offsetof(gpuprobe_memory_info, flags) + sizeof info.flags;
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
+    assert_true(info.total_bytes > 0);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- simulated CUDA memory ---- */
+
+static void test_fake_cuda_memory(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device devs[] = {
+        {"Fake A", 8, 0, 16 * GIB, 15 * GIB, 0},
+        {"Fake B", 9, 0, 80 * GIB, 70 * GIB, 600 * MIB},
+    };
+    gp_fake_cuda fake = {GPUPROBE_CUDA_AVAILABLE, NULL, 2, devs};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &fake);
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    assert_int_equal(gpuprobe_device_memory(ctx, 1, &info, 0), GPUPROBE_OK);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 15 * GIB);
+    assert_int_equal(info.physical_bytes, 16 * GIB);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
+    assert_int_equal(info.context_bytes, 0);
+    assert_int_equal(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED, 0);
+    assert_int_equal(gpuprobe_device_memory(ctx, 2, &info, 0), GPUPROBE_OK);
+    assert_int_equal(info.total_bytes, 80 * GIB);
+    assert_int_equal(info.available_bytes, 70 * GIB);
+    assert_int_equal(info.context_bytes, 600 * MIB);
+    assert_true(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
+    assert_int_equal(gpuprobe_device_memory(ctx, 3, &info, 0), GPUPROBE_ERR_NOT_FOUND);
+    gpuprobe_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_memory_real),
+        cmocka_unit_test(test_cgroup_v2_limit),
+        cmocka_unit_test(test_cgroup_v2_max),
+        cmocka_unit_test(test_cgroup_v2_limit_above_ram),
+        cmocka_unit_test(test_cgroup_v1_limit),
+        cmocka_unit_test(test_cgroup_v1_unlimited_and_mount_root),
+        cmocka_unit_test(test_cgroup_namespace_path),
+        cmocka_unit_test(test_cgroup_garbage),
+        cmocka_unit_test(test_meminfo_missing_or_garbage),
+        cmocka_unit_test(test_parse_meminfo),
+        cmocka_unit_test(test_parse_cgroup_value),
+        cmocka_unit_test(test_parse_proc_cgroup),
+        cmocka_unit_test(test_parsers_random_input),
+        cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_struct_size_and_flags),
+        cmocka_unit_test(test_fake_cuda_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
