@@ -1,2 +1,278 @@
-/* capacity.c - placeholder, being written. SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * capacity.c - how large a model fits in a given amount of memory.
+ *
+ * The lesson's rule of thumb is "fp16 = 2 bytes per parameter". This file
+ * turns it (and the inference and training rules documented in gpuprobe.h)
+ * into exact integer arithmetic:
+ *
+ *   h        = storage size of the dtype in HALF bytes (int4 = 1, fp16 = 4,
+ *              fp32 = tf32 = 8, fp64 = 16), so that int4 needs no fraction.
+ *   weights  w(N) = ceil(N * h / 2)
+ *   inference i(N) = ceil(6 * w(N) / 5)     (weights, rounded up, x 1.2)
+ *   training t(N) = N * k                    (k = 16, or 32 for fp64)
+ *
+ * The inverse (largest N whose bytes fit in B) follows from ceil(x) <= B
+ * <=> x <= B for integer B:
+ *
+ *   weights   N = floor(2B / h)
+ *   inference w(N) <= floor(5B / 6), then as for weights
+ *   training  N = floor(B / k)
+ *
+ * Every quotient is computed from B's own quotient and remainder so that no
+ * intermediate product can wrap, even for B = UINT64_MAX. Parameter counts
+ * are limited to GPUPROBE_MAX_PARAMS (10^15), which keeps every forward
+ * product below 2^55.
+ *
+ * tf32 is a matmul compute mode whose values are stored as fp32, so its
+ * weights and inference figures are fp32's (4 bytes per parameter); there is
+ * no training rule for it, nor for the 8- and 4-bit types.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "internal.h"
+
+#include <string.h>
+
+/* Indexed by gpuprobe_dtype; the enum is dense from 0. */
+static const struct {
+    const char *name;
+    unsigned half_bytes;     /* storage size in half bytes */
+    unsigned train_bytes;    /* AdamW bytes per parameter; 0: no rule */
+} dtype_table[] = {
+    [GPUPROBE_DTYPE_FP32] = {"fp32", 8, 16}, /* 4 w + 4 g + 8 Adam moments */
+    [GPUPROBE_DTYPE_FP64] = {"fp64", 16, 32}, /* all of the above in fp64 */
+    [GPUPROBE_DTYPE_TF32] = {"tf32", 8, 0},  /* compute mode; fp32 storage */
+    [GPUPROBE_DTYPE_FP16] = {"fp16", 4, 16}, /* 2 w + 2 g + 4 master + 8 Adam */
+    [GPUPROBE_DTYPE_BF16] = {"bf16", 4, 16}, /* same */
+    [GPUPROBE_DTYPE_FP8] = {"fp8", 2, 0},
+    [GPUPROBE_DTYPE_INT8] = {"int8", 2, 0},
+    [GPUPROBE_DTYPE_INT4] = {"int4", 1, 0},
+};
+
+#define N_DTYPES (sizeof dtype_table / sizeof dtype_table[0])
+
+static const char *const workload_names[] = {
+    [GPUPROBE_WORKLOAD_WEIGHTS] = "weights",
+    [GPUPROBE_WORKLOAD_INFERENCE] = "inference",
+    [GPUPROBE_WORKLOAD_TRAINING] = "training",
+};
+
+#define N_WORKLOADS (sizeof workload_names / sizeof workload_names[0])
+
+/* The longest dtype name is 4 bytes; nothing longer can match. */
+#define DTYPE_NAME_SCAN 16
+
+const char *gpuprobe_dtype_name(gpuprobe_dtype dtype)
+{
+    unsigned v = (unsigned)dtype;
+    return v < N_DTYPES ? dtype_table[v].name : "unknown";
+}
+
+gpuprobe_status gpuprobe_dtype_parse(const char *name, gpuprobe_dtype *dtype)
+{
+    if (!name || !dtype)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    /* Bounded: never read past the NUL, nor further than any name needs. */
+    size_t len = strnlen(name, DTYPE_NAME_SCAN);
+    for (unsigned i = 0; i < N_DTYPES; i++) {
+        if (len == strlen(dtype_table[i].name) &&
+            memcmp(name, dtype_table[i].name, len) == 0) {
+            *dtype = (gpuprobe_dtype)i;
+            return GPUPROBE_OK;
+        }
+    }
+    return GPUPROBE_ERR_INVALID_ARGUMENT;
+}
+
+const char *gpuprobe_workload_name(gpuprobe_workload workload)
+{
+    unsigned v = (unsigned)workload;
+    return v < N_WORKLOADS ? workload_names[v] : "unknown";
+}
+
+unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype)
+{
+    unsigned v = (unsigned)dtype;
+    return v < N_DTYPES ? dtype_table[v].half_bytes : 0;
+}
+
+/* Validate a dtype/workload pair. */
+static gpuprobe_status check_rule(gpuprobe_dtype dtype,
+                                  gpuprobe_workload workload)
+{
+    if ((unsigned)dtype >= N_DTYPES || (unsigned)workload >= N_WORKLOADS)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (workload == GPUPROBE_WORKLOAD_TRAINING &&
+        dtype_table[dtype].train_bytes == 0)
+        return GPUPROBE_ERR_UNSUPPORTED;
+    return GPUPROBE_OK;
+}
+
+/* ceil(a / d) without computing a + d - 1 (which could wrap). */
+static uint64_t div_ceil(uint64_t a, uint64_t d)
+{
+    return a / d + (a % d != 0);
+}
+
+/* floor(a * m / d) for small m and d (m, d <= 16), without forming a * m:
+ * a = q d + r, so a m / d = q m + r m / d with r m < d m small. The caller
+ * guarantees the result fits (checked with the bound below). */
+static int mul_div_floor(uint64_t a, uint64_t m, uint64_t d, uint64_t *out)
+{
+    uint64_t q = a / d, r = a % d;
+    if (q > (UINT64_MAX - (r * m) / d) / m)
+        return -1;
+    *out = q * m + (r * m) / d;
+    return 0;
+}
+
+gpuprobe_status gpuprobe_capacity_bytes(uint64_t params, gpuprobe_dtype dtype,
+                                        gpuprobe_workload workload,
+                                        uint64_t *bytes)
+{
+    if (!bytes)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    gpuprobe_status st = check_rule(dtype, workload);
+    if (st != GPUPROBE_OK)
+        return st;
+    if (params > GPUPROBE_MAX_PARAMS)
+        return GPUPROBE_ERR_OVERFLOW;
+
+    /* params <= 10^15 < 2^50: every product below stays under 2^56. */
+    uint64_t w = div_ceil(params * dtype_table[dtype].half_bytes, 2);
+    switch (workload) {
+    case GPUPROBE_WORKLOAD_WEIGHTS:
+        *bytes = w;
+        break;
+    case GPUPROBE_WORKLOAD_INFERENCE:
+        *bytes = div_ceil(6 * w, 5);
+        break;
+    case GPUPROBE_WORKLOAD_TRAINING:
+        *bytes = params * dtype_table[dtype].train_bytes;
+        break;
+    }
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gpuprobe_capacity_params(uint64_t bytes, gpuprobe_dtype dtype,
+                                         gpuprobe_workload workload,
+                                         uint64_t *params)
+{
+    if (!params)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    gpuprobe_status st = check_rule(dtype, workload);
+    if (st != GPUPROBE_OK)
+        return st;
+
+    uint64_t n = 0;
+    uint64_t w = bytes; /* the byte budget for the weights */
+    switch (workload) {
+    case GPUPROBE_WORKLOAD_TRAINING:
+        n = bytes / dtype_table[dtype].train_bytes;
+        break;
+    case GPUPROBE_WORKLOAD_INFERENCE:
+        /* ceil(6 w / 5) <= B  <=>  w <= floor(5 B / 6); never wraps. */
+        if (mul_div_floor(bytes, 5, 6, &w) != 0)
+            return GPUPROBE_ERR_INTERNAL; /* unreachable: 5B/6 < B */
+        /* fall through */
+    case GPUPROBE_WORKLOAD_WEIGHTS:
+        /* ceil(N h / 2) <= w  <=>  N <= floor(2 w / h). For h = 1 and
+         * w >= 2^63 this does not fit 64 bits: far above the limit. */
+        if (mul_div_floor(w, 2, dtype_table[dtype].half_bytes, &n) != 0)
+            return GPUPROBE_ERR_OVERFLOW;
+        break;
+    }
+    if (n > GPUPROBE_MAX_PARAMS)
+        return GPUPROBE_ERR_OVERFLOW;
+    *params = n;
+    return GPUPROBE_OK;
+}
+
+/* The size of the 1.0 gpuprobe_capacity: everything up to reserve_source. */
+#define CAPACITY_V1_SIZE                                                      \
+    (offsetof(gpuprobe_capacity, reserve_source) +                            \
+     sizeof(((gpuprobe_capacity *)0)->reserve_source))
+
+gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
+                                         gpuprobe_dtype dtype,
+                                         gpuprobe_workload workload,
+                                         unsigned flags, gpuprobe_capacity *out)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_capacity: out is NULL");
+    if (out->size < CAPACITY_V1_SIZE)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_capacity: out->size is %zu, less than "
+                       "the %zu bytes of gpuprobe_capacity (use "
+                       "GPUPROBE_CAPACITY_INIT)",
+                       out->size, (size_t)CAPACITY_V1_SIZE);
+    if (flags != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_device_capacity: flags must be 0, not 0x%x",
+                       flags);
+    gpuprobe_status st = check_rule(dtype, workload);
+    if (st == GPUPROBE_ERR_INVALID_ARGUMENT)
+        return gp_fail(ctx, st,
+                       "gpuprobe_device_capacity: unknown dtype %d or "
+                       "workload %d",
+                       (int)dtype, (int)workload);
+    if (st != GPUPROBE_OK)
+        return gp_fail(ctx, st,
+                       "gpuprobe_device_capacity: no %s rule for %s (defined "
+                       "for fp32, fp64, fp16 and bf16 only)",
+                       gpuprobe_workload_name(workload),
+                       gpuprobe_dtype_name(dtype));
+
+    const gp_device *dev = NULL;
+    st = gp_get_device(ctx, device, &dev);
+    if (st != GPUPROBE_OK)
+        return st;
+
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    st = gpuprobe_device_memory(ctx, device, &info, 0);
+    if (st != GPUPROBE_OK)
+        return st;
+
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    cap.total_bytes = info.total_bytes;
+    cap.free_bytes = info.available_bytes;
+    if (dev->kind == GPUPROBE_DEVICE_CPU) {
+        cap.reserve_bytes = 0;
+        cap.reserve_source = GPUPROBE_RESERVE_NONE;
+    } else if (info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED) {
+        cap.reserve_bytes = info.context_bytes;
+        cap.reserve_source = GPUPROBE_RESERVE_MEASURED;
+    } else {
+        cap.reserve_bytes = GPUPROBE_DEFAULT_CONTEXT_RESERVE;
+        cap.reserve_source = GPUPROBE_RESERVE_DEFAULT;
+    }
+    cap.usable_bytes = cap.free_bytes > cap.reserve_bytes
+                           ? cap.free_bytes - cap.reserve_bytes
+                           : 0;
+    st = gpuprobe_capacity_params(cap.usable_bytes, dtype, workload,
+                                  &cap.max_params);
+    if (st == GPUPROBE_ERR_OVERFLOW)
+        return gp_fail(ctx, st,
+                       "%s: %llu usable bytes hold more than 10^15 %s "
+                       "parameters (GPUPROBE_MAX_PARAMS)",
+                       dev->spec, (unsigned long long)cap.usable_bytes,
+                       gpuprobe_dtype_name(dtype));
+    if (st != GPUPROBE_OK)
+        return gp_fail(ctx, st, "gpuprobe_device_capacity: %s",
+                       gpuprobe_status_string(st));
+
+    /* Write the 1.0 fields only; out->size >= CAPACITY_V1_SIZE. */
+    out->total_bytes = cap.total_bytes;
+    out->free_bytes = cap.free_bytes;
+    out->reserve_bytes = cap.reserve_bytes;
+    out->usable_bytes = cap.usable_bytes;
+    out->max_params = cap.max_params;
+    out->reserve_source = cap.reserve_source;
+    return gp_ok(ctx);
+}

@@ -1,0 +1,674 @@
+/*
+ * test_select.c - gpuprobe_select() and the spec parser, over simulated
+ * device sets (the gp_test_set_cuda() seam), the GPUPROBE_DEVICE override,
+ * malformed specs, and the real machine.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define GB UINT64_C(1000000000)
+#define NOT_SET ((size_t)0xC0FFEE)
+
+/* ---- simulated device sets ---- */
+
+static const gp_fake_cuda no_driver = {
+    GPUPROBE_CUDA_NO_DRIVER, "libcuda.so.1 not found (simulated)", 0, NULL};
+
+static const gp_fake_cuda hidden = {
+    GPUPROBE_CUDA_DEVICES_HIDDEN,
+    "CUDA_VISIBLE_DEVICES=\"\" hides 2 devices (simulated)", 0, NULL};
+
+static const gp_fake_cuda_device one_devs[] = {
+    {"Sim One", 8, 0, 40 * GB, 30 * GB, 0},
+};
+static const gp_fake_cuda one = {GPUPROBE_CUDA_AVAILABLE, "", 1, one_devs};
+
+/* cuda:0 has less free memory and CC 8.6; cuda:1 more and CC 9.0 */
+static const gp_fake_cuda_device two_devs[] = {
+    {"Sim Small", 8, 6, 24 * GB, 12 * GB, 0},
+    {"Sim Big", 9, 0, 80 * GB, 70 * GB, 500000000},
+};
+static const gp_fake_cuda two = {GPUPROBE_CUDA_AVAILABLE, "", 2, two_devs};
+
+/* cuda:0 big but old; cuda:1 small but new */
+static const gp_fake_cuda_device mixed_devs[] = {
+    {"Sim Old Big", 7, 0, 32 * GB, 30 * GB, 0},
+    {"Sim New Small", 9, 0, 16 * GB, 10 * GB, 0},
+};
+static const gp_fake_cuda mixed = {GPUPROBE_CUDA_AVAILABLE, "", 2, mixed_devs};
+
+/* three devices, the last two tie on free memory */
+static const gp_fake_cuda_device tie_devs[] = {
+    {"Sim Tie A", 8, 0, 40 * GB, 20 * GB, 0},
+    {"Sim Tie B", 8, 0, 40 * GB, 35 * GB, 0},
+    {"Sim Tie C", 8, 0, 40 * GB, 35 * GB, 0},
+};
+static const gp_fake_cuda tie = {GPUPROBE_CUDA_AVAILABLE, "", 3, tie_devs};
+
+static gpuprobe_context *new_ctx(const gp_fake_cuda *f)
+{
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    if (f)
+        gp_test_set_cuda(ctx, f);
+    return ctx;
+}
+
+/* The CUDA ordinal of device index idx (-1 for the CPU). */
+static int ordinal_of(gpuprobe_context *ctx, size_t idx)
+{
+    const gp_device *d = NULL;
+    assert_int_equal(gp_get_device(ctx, idx, &d), GPUPROBE_OK);
+    return d->kind == GPUPROBE_DEVICE_CPU ? -1 : d->cuda_index;
+}
+
+/* Select and expect success; returns the CUDA ordinal (-1: cpu). */
+static int pick(gpuprobe_context *ctx, const char *spec,
+                const gpuprobe_requirements *req, unsigned flags,
+                const char **reason)
+{
+    size_t dev = NOT_SET;
+    const char *why = NULL;
+    gpuprobe_status st = gpuprobe_select(ctx, spec, req, flags, &dev, &why);
+    if (st != GPUPROBE_OK)
+        fail_msg("select(\"%s\"): %s: %s", spec ? spec : "(null)",
+                 gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+    assert_true(dev != NOT_SET);
+    assert_non_null(why);
+    assert_true(strlen(why) > 0);
+    assert_true(strlen(why) < GP_ERR_LEN);
+    assert_string_equal(gpuprobe_last_error(ctx), "");
+    if (reason)
+        *reason = why;
+    return ordinal_of(ctx, dev);
+}
+
+/* Select and expect the status st; *device must stay untouched. */
+static const char *expect_fail(gpuprobe_context *ctx, const char *spec,
+                               const gpuprobe_requirements *req, unsigned flags,
+                               gpuprobe_status st)
+{
+    size_t dev = NOT_SET;
+    const char *why = (const char *)&dev; /* must not be written either */
+    gpuprobe_status got = gpuprobe_select(ctx, spec, req, flags, &dev, &why);
+    if (got != st)
+        fail_msg("select(\"%.60s\"): %s, want %s: %s", spec ? spec : "(null)",
+                 gpuprobe_status_name(got), gpuprobe_status_name(st),
+                 gpuprobe_last_error(ctx));
+    assert_true(dev == NOT_SET);
+    assert_true(why == (const char *)&dev);
+    const char *msg = gpuprobe_last_error(ctx);
+    assert_true(strlen(msg) > 0);
+    assert_true(strlen(msg) < GP_ERR_LEN);
+    return msg;
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+    if (!strstr(hay, needle))
+        fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
+}
+
+static void assert_printable_ascii(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f)
+            fail_msg("byte 0x%02x in message \"%s\"", *p, s);
+}
+
+/* ---- no GPU, one GPU, two GPUs, ties ---- */
+
+static void test_no_gpu(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&no_driver);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    assert_contains(why, "auto: CUDA not usable (");
+    assert_contains(why, gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DRIVER));
+    assert_contains(why, "libcuda.so.1 not found (simulated)");
+    assert_contains(why, "using cpu");
+    assert_int_equal(pick(ctx, "", NULL, 0, NULL), -1);
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, NULL), -1);
+
+    const char *msg = expect_fail(ctx, "cuda", NULL, 0,
+                                  GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_contains(msg, gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DRIVER));
+    assert_contains(msg, "no_driver");
+    msg = expect_fail(ctx, "cuda:0", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_contains(msg, "cuda:0");
+    assert_contains(msg, "simulated");
+    /* unavailable wins over "out of range": the cause is the real answer */
+    expect_fail(ctx, "cuda:7", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_one_gpu(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&one);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 0);
+    assert_contains(why, "cuda:0 (Sim One)");
+    assert_int_equal(pick(ctx, "cuda", NULL, 0, NULL), 0);
+    assert_int_equal(pick(ctx, "cuda:0", NULL, 0, NULL), 0);
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, NULL), -1);
+    const char *msg = expect_fail(ctx, "cuda:1", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
+    assert_contains(msg, "cuda:1");
+    assert_contains(msg, "1 CUDA device");
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_two_gpus_most_free(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&two);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 1);
+    assert_contains(why, "cuda:1 (Sim Big)");
+    assert_contains(why, "most free memory");
+    assert_int_equal(pick(ctx, "cuda", NULL, 0, NULL), 1);
+    assert_int_equal(pick(ctx, "cuda:0", NULL, 0, NULL), 0);
+    assert_int_equal(pick(ctx, "cuda:1", NULL, 0, NULL), 1);
+    const char *msg = expect_fail(ctx, "cuda:2", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
+    assert_contains(msg, "2 CUDA devices");
+    expect_fail(ctx, "cuda:2147483647", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_tie_lowest_ordinal(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&tie);
+    assert_int_equal(pick(ctx, "auto", NULL, 0, NULL), 1);
+    assert_int_equal(pick(ctx, "cuda", NULL, 0, NULL), 1);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- requirements ---- */
+
+static void test_requirements_skip(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&mixed);
+    const char *why = NULL;
+    /* no requirement: the old big one has more free memory */
+    assert_int_equal(pick(ctx, "auto", NULL, 0, NULL), 0);
+
+    /* min CC 8.0 skips the old one */
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_cc_major = 8;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 1);
+    assert_contains(why, "cuda:1 (Sim New Small)");
+    assert_contains(why, "skipped cuda:0 (Sim Old Big): compute capability 7.0 < 8.0");
+    /* min CC with minor: 9.1 fits nobody; the CPU is excluded too */
+    req.min_cc_major = 9;
+    req.min_cc_minor = 1;
+    const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Old Big): compute capability 7.0 < 9.1");
+    assert_contains(msg, "cuda:1 (Sim New Small): compute capability 9.0 < 9.1");
+    assert_contains(msg, "cpu: not a CUDA device");
+    /* explicit device failing the requirement: NO_FIT, no fallback */
+    req.min_cc_major = 8;
+    req.min_cc_minor = 0;
+    msg = expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Old Big)");
+    msg = expect_fail(ctx, "cpu", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cpu: ");
+
+    /* min free 20 GB skips the small new one */
+    gpuprobe_requirements free_req = GPUPROBE_REQUIREMENTS_INIT;
+    free_req.min_free_bytes = 20 * GB;
+    assert_int_equal(pick(ctx, "cuda", &free_req, 0, &why), 0);
+    free_req.min_free_bytes = 25 * GB;
+    assert_int_equal(pick(ctx, "auto", &free_req, 0, &why), 0);
+    msg = expect_fail(ctx, "cuda:1", &free_req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:1 (Sim New Small): 10.0 GB free < 25.0 GB required");
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_requirements_fit(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&two);
+    const char *why = NULL;
+    /* 7 B fp16 for inference needs 16.8 GB: only Sim Big (70 GB) fits,
+     * and it would win anyway; ask cuda:0 explicitly to see it fail. */
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = 7 * GB;
+    req.fit_dtype = GPUPROBE_DTYPE_FP16;
+    req.fit_workload = GPUPROBE_WORKLOAD_INFERENCE;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 1);
+    assert_contains(why, "skipped cuda:0 (Sim Small)");
+    assert_contains(why, "16.8 GB");
+    const char *msg = expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Small)");
+    assert_contains(msg, "need 16.8 GB");
+    assert_contains(msg, "default CUDA context reserve");
+
+    /* 5.9 B fp16 weights = 11.8 GB: fits 12 GB free only without the
+     * 512 MiB reserve, so it does not fit cuda:0 */
+    req.fit_params = 5900000000u;
+    req.fit_workload = GPUPROBE_WORKLOAD_WEIGHTS;
+    expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    req.fit_params = 5700000000u; /* 11.4 GB <= 12 GB - 0.54 GB */
+    assert_int_equal(pick(ctx, "cuda:0", &req, 0, NULL), 0);
+
+    /* training 4 B params = 64 GB: only Sim Big (70 GB - 0.5 GB measured) */
+    req.fit_params = 4 * GB;
+    req.fit_dtype = GPUPROBE_DTYPE_BF16;
+    req.fit_workload = GPUPROBE_WORKLOAD_TRAINING;
+    assert_int_equal(pick(ctx, "cuda", &req, 0, NULL), 1);
+    /* 4.5 B = 72 GB: nothing fits, every device named */
+    req.fit_params = 4500000000u;
+    size_t dev = NOT_SET;
+    gpuprobe_status st = gpuprobe_select(ctx, "auto", &req, 0, &dev, &why);
+    if (st == GPUPROBE_OK) {
+        /* the CPU has more than 72 GB available: auto falls back to it */
+        assert_int_equal(dev, 0);
+        assert_contains(why, "no CUDA device meets the requirements");
+        assert_contains(why, "cuda:1 (Sim Big)");
+    } else {
+        assert_int_equal(st, GPUPROBE_ERR_NO_FIT);
+        msg = gpuprobe_last_error(ctx);
+        assert_contains(msg, "cuda:0 (Sim Small)");
+        assert_contains(msg, "cuda:1 (Sim Big)");
+        assert_contains(msg, "measured CUDA context reserve");
+        assert_contains(msg, "cpu: ");
+    }
+    msg = expect_fail(ctx, "cuda", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Small)");
+    assert_contains(msg, "cuda:1 (Sim Big)");
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_nothing_fits(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = UINT64_C(1000000000000000); /* 1 PB */
+    const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Small): 12.0 GB free < 1.0 PB required");
+    assert_contains(msg, "cuda:1 (Sim Big): 70.0 GB free < 1.0 PB required");
+    assert_contains(msg, "cpu: ");
+    assert_contains(msg, "available < 1.0 PB required");
+    gpuprobe_context_destroy(ctx);
+
+    /* no CUDA and the CPU fails: the message says both */
+    ctx = new_ctx(&no_driver);
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "CUDA not usable");
+    assert_contains(msg, "cpu: ");
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_all_hidden(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&hidden);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    assert_contains(why, gpuprobe_cuda_cause_string(GPUPROBE_CUDA_DEVICES_HIDDEN));
+    assert_contains(why, "hides 2 devices");
+    const char *msg = expect_fail(ctx, "cuda", NULL, 0,
+                                  GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_contains(msg, gpuprobe_cuda_cause_string(GPUPROBE_CUDA_DEVICES_HIDDEN));
+    assert_contains(msg, "devices_hidden");
+    expect_fail(ctx, "cuda:0", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* Many devices with long names: messages stay bounded and say so. */
+#define LONGDEV(n, freegb)                                                    \
+    {"Simulated Accelerator With A Rather Long Product Name " #n, 8, 0,       \
+     96 * GB, (freegb)*GB, 0}
+static const gp_fake_cuda_device many_devs[] = {
+    LONGDEV(0, 10),  LONGDEV(1, 11),  LONGDEV(2, 12),  LONGDEV(3, 13),
+    LONGDEV(4, 14),  LONGDEV(5, 15),  LONGDEV(6, 16),  LONGDEV(7, 17),
+    LONGDEV(8, 18),  LONGDEV(9, 19),  LONGDEV(10, 20), LONGDEV(11, 21),
+    LONGDEV(12, 22), LONGDEV(13, 23), LONGDEV(14, 24), LONGDEV(15, 90),
+};
+static const gp_fake_cuda many = {GPUPROBE_CUDA_AVAILABLE, "", 16, many_devs};
+
+static void test_many_devices_bounded(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&many);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 15);
+
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 50 * GB;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 15);
+    assert_contains(why, "auto: cuda:15 (Simulated Accelerator");
+    assert_contains(why, "skipped cuda:0 (");
+    assert_contains(why, "...");
+    assert_true(strlen(why) == GP_ERR_LEN - 1);
+    assert_printable_ascii(why);
+
+    req.fit_params = UINT64_C(1000000000000); /* 1 T fp16 params: 2 TB */
+    const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "no device meets the requirements: cuda:0 (");
+    assert_contains(msg, "...");
+    assert_printable_ascii(msg);
+    msg = expect_fail(ctx, "cuda", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_true(strlen(msg) == GP_ERR_LEN - 1);
+    assert_true(strcmp(msg + strlen(msg) - 3, "...") == 0);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- the environment override ---- */
+
+static void test_env_override(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+
+    setenv("GPUPROBE_DEVICE", "cpu", 1);
+    gpuprobe_context *ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE"); /* read at create: later changes are ignored */
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    assert_contains(why, "GPUPROBE_DEVICE");
+    assert_int_equal(pick(ctx, "cuda:0", NULL, 0, NULL), -1);
+    assert_int_equal(pick(ctx, "auto", NULL, GPUPROBE_SELECT_IGNORE_ENV, &why), 1);
+    assert_true(strstr(why, "GPUPROBE_DEVICE") == NULL);
+    assert_int_equal(pick(ctx, "cuda:0", NULL, GPUPROBE_SELECT_IGNORE_ENV, NULL), 0);
+    /* the program's spec is still checked, even when replaced */
+    expect_fail(ctx, NULL, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    gpuprobe_context_destroy(ctx);
+
+    setenv("GPUPROBE_DEVICE", "cuda:0", 1);
+    ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE");
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, &why), 0);
+    assert_contains(why, "cuda:0 (from GPUPROBE_DEVICE)");
+    gpuprobe_context_destroy(ctx);
+
+    /* empty means auto, whatever the program asked */
+    setenv("GPUPROBE_DEVICE", "", 1);
+    ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE");
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, &why), 1);
+    assert_contains(why, "auto (from GPUPROBE_DEVICE)");
+    gpuprobe_context_destroy(ctx);
+
+    /* malformed */
+    setenv("GPUPROBE_DEVICE", "gpu", 1);
+    ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE");
+    const char *msg = expect_fail(ctx, "auto", NULL, 0,
+                                  GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "GPUPROBE_DEVICE");
+    assert_contains(msg, "\"gpu\"");
+    assert_int_equal(pick(ctx, "auto", NULL, GPUPROBE_SELECT_IGNORE_ENV, NULL), 1);
+    gpuprobe_context_destroy(ctx);
+
+    /* explicit but unusable: no silent fallback */
+    setenv("GPUPROBE_DEVICE", "cuda", 1);
+    ctx = new_ctx(&no_driver);
+    unsetenv("GPUPROBE_DEVICE");
+    msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_contains(msg, "GPUPROBE_DEVICE");
+    assert_contains(msg, "no_driver");
+    gpuprobe_context_destroy(ctx);
+
+    /* longer than the context keeps */
+    char longv[1000];
+    memset(longv, 'x', sizeof longv - 1);
+    memcpy(longv, "cuda:", 5);
+    longv[sizeof longv - 1] = '\0';
+    setenv("GPUPROBE_DEVICE", longv, 1);
+    ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE");
+    msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "GPUPROBE_DEVICE");
+    assert_contains(msg, "\"cuda:xxx");
+    assert_contains(msg, "...");
+    assert_true(strlen(msg) < 400);
+    gpuprobe_context_destroy(ctx);
+
+    /* an exact-fit long value is still malformed (but not truncated) */
+    char edge[256];
+    memset(edge, 'y', sizeof edge - 1);
+    edge[sizeof edge - 1] = '\0';
+    setenv("GPUPROBE_DEVICE", edge, 1);
+    ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE");
+    expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- malformed specs ---- */
+
+static void test_malformed_specs(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "gpu", "cuda:", "cuda:-1", "cuda:+1", "cuda:1x", "cuda:01", "cuda:00",
+        "cuda:99999999999999999999", "cuda:2147483648", "cuda:4294967296",
+        "CUDA", "Cpu", "AUTO", "cuda:0:0", "cpu:0", "cuda0", "cud", "autox",
+        " cuda", "cuda ", "cuda: 1", "cuda:1 ", "auto\n", "cuda:0x1", "cuda:1e3",
+        "mps", "cuda:-0", "cuda::1", "cpu,cuda",
+    };
+    gpuprobe_context *ctx = new_ctx(&two);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *msg = expect_fail(ctx, bad[i], NULL, 0,
+                                      GPUPROBE_ERR_INVALID_ARGUMENT);
+        assert_printable_ascii(msg);
+        /* printable specs are quoted verbatim */
+        int printable = 1;
+        for (const char *p = bad[i]; *p; p++)
+            if ((unsigned char)*p < 0x20)
+                printable = 0;
+        if (printable) {
+            char quoted[64];
+            snprintf(quoted, sizeof quoted, "\"%s\"", bad[i]);
+            assert_contains(msg, quoted);
+        }
+        gp_spec_kind kind = GP_SPEC_CPU;
+        int index = 77;
+        assert_int_equal(gp_parse_spec(ctx, bad[i], &kind, &index),
+                         GPUPROBE_ERR_INVALID_ARGUMENT);
+        assert_int_equal(kind, GP_SPEC_CPU);
+        assert_int_equal(index, 77);
+    }
+    const char *msg = expect_fail(ctx, "CUDA", NULL, 0,
+                                  GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "lower case");
+    msg = expect_fail(ctx, "cuda:01", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "leading zero");
+    msg = expect_fail(ctx, "cuda:99999999999999999999", NULL, 0,
+                      GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "larger than");
+    msg = expect_fail(ctx, NULL, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "NULL");
+
+    /* 100 KB */
+    size_t n = 100 * 1024;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'a', n);
+    big[n] = '\0';
+    msg = expect_fail(ctx, big, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "\"aaaaaaaaaa");
+    assert_contains(msg, "...");
+    assert_true(strlen(msg) < 400);
+    memcpy(big, "cuda:", 5);
+    memset(big + 5, '1', n - 5);
+    msg = expect_fail(ctx, big, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "\"cuda:1111");
+    free(big);
+
+    /* non-ASCII and control bytes: replaced, never copied raw */
+    static const char *const nasty[] = {
+        "cu\xc3\xa4" "da", "cuda:\xd9\xa3", "\x1b[31mcuda\x1b[0m", "cuda\r",
+        "cpu\t", "\x7f", "\xff\xfe\xfd", "auto\x01",
+    };
+    for (size_t i = 0; i < sizeof nasty / sizeof nasty[0]; i++) {
+        msg = expect_fail(ctx, nasty[i], NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+        assert_printable_ascii(msg);
+        assert_contains(msg, "?");
+    }
+    msg = expect_fail(ctx, "\x1b[31mcuda\x1b[0m", NULL, 0,
+                      GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "\"?[31mcuda?[0m\"");
+    gpuprobe_context_destroy(ctx);
+}
+
+static void test_parse_valid(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec;
+        gp_spec_kind kind;
+        int index;
+    } ok[] = {
+        {"", GP_SPEC_AUTO, -1},       {"auto", GP_SPEC_AUTO, -1},
+        {"cpu", GP_SPEC_CPU, -1},     {"cuda", GP_SPEC_CUDA, -1},
+        {"cuda:0", GP_SPEC_CUDA_N, 0}, {"cuda:7", GP_SPEC_CUDA_N, 7},
+        {"cuda:10", GP_SPEC_CUDA_N, 10},
+        {"cuda:2147483647", GP_SPEC_CUDA_N, INT_MAX},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        gp_spec_kind kind = (gp_spec_kind)99;
+        int index = 99;
+        assert_int_equal(gp_parse_spec(NULL, ok[i].spec, &kind, &index),
+                         GPUPROBE_OK);
+        assert_int_equal(kind, ok[i].kind);
+        if (ok[i].kind == GP_SPEC_CUDA_N)
+            assert_int_equal(index, ok[i].index);
+    }
+    gp_spec_kind kind;
+    int index;
+    assert_int_equal(gp_parse_spec(NULL, NULL, &kind, &index),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    size_t dev = NOT_SET;
+    assert_int_equal(gpuprobe_select(NULL, "auto", NULL, 0, &dev, NULL),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    gpuprobe_context *ctx = new_ctx(&two);
+    assert_int_equal(gpuprobe_select(ctx, "auto", NULL, 0, NULL, NULL),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    const char *msg = expect_fail(ctx, "auto", NULL, 2,
+                                  GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "flags");
+    expect_fail(ctx, "auto", NULL, 0x80000001u, GPUPROBE_ERR_INVALID_ARGUMENT);
+
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.size = offsetof(gpuprobe_requirements, fit_workload);
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "size");
+    req.size = 0;
+    expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+
+    gpuprobe_requirements r2 = GPUPROBE_REQUIREMENTS_INIT;
+    r2.min_cc_major = -1;
+    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    r2 = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    r2.fit_params = 1;
+    r2.fit_dtype = GPUPROBE_DTYPE_FP8;
+    r2.fit_workload = GPUPROBE_WORKLOAD_TRAINING;
+    msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_UNSUPPORTED);
+    assert_contains(msg, "fp8");
+    r2.fit_dtype = 42;
+    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    r2.fit_dtype = GPUPROBE_DTYPE_FP16;
+    r2.fit_workload = -1;
+    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    r2.fit_workload = GPUPROBE_WORKLOAD_WEIGHTS;
+    r2.fit_params = GPUPROBE_MAX_PARAMS + 1;
+    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_OVERFLOW);
+    /* the dtype/workload are ignored when fit_params is 0 */
+    r2.fit_params = 0;
+    r2.fit_dtype = 42;
+    assert_int_equal(pick(ctx, "auto", &r2, 0, NULL), 1);
+
+    /* a larger (later) requirements struct is accepted */
+    struct {
+        gpuprobe_requirements req;
+        char later[32];
+    } bigger;
+    memset(&bigger, 0, sizeof bigger);
+    bigger.req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    bigger.req.size = sizeof bigger;
+    assert_int_equal(pick(ctx, "auto", &bigger.req, 0, NULL), 1);
+
+    /* reason is optional */
+    dev = NOT_SET;
+    assert_int_equal(gpuprobe_select(ctx, "cpu", NULL, 0, &dev, NULL), GPUPROBE_OK);
+    assert_int_equal(dev, 0);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- the real machine ---- */
+
+static void test_real_machine(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(NULL);
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    const char *why = NULL;
+    if (cause != GPUPROBE_CUDA_AVAILABLE) {
+        /* A machine without a usable GPU (CI): the lesson's fallback. */
+        assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+        assert_contains(why, "CUDA not usable");
+        assert_contains(why, gpuprobe_cuda_cause_string(cause));
+        assert_contains(why, "using cpu");
+        const char *msg = expect_fail(ctx, "cuda", NULL, 0,
+                                      GPUPROBE_ERR_CUDA_UNAVAILABLE);
+        assert_contains(msg, gpuprobe_cuda_cause_name(cause));
+        assert_contains(msg, gpuprobe_cuda_cause_string(cause));
+        expect_fail(ctx, "cuda:0", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    } else {
+        /* A GPU machine: auto picks a GPU; cuda:N out of range is NOT_FOUND. */
+        assert_true(pick(ctx, "auto", NULL, 0, &why) >= 0);
+        assert_true(pick(ctx, "cuda", NULL, 0, NULL) >= 0);
+        assert_int_equal(pick(ctx, "cuda:0", NULL, 0, NULL), 0);
+        expect_fail(ctx, "cuda:2147483647", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
+    }
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, NULL), -1);
+    gpuprobe_context_destroy(ctx);
+}
+
+int main(void)
+{
+    unsetenv("GPUPROBE_DEVICE");
+    unsetenv("GPUPROBE_CUDA");
+    unsetenv("GPUPROBE_CUDA_LIBDIR");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_gpu),
+        cmocka_unit_test(test_one_gpu),
+        cmocka_unit_test(test_two_gpus_most_free),
+        cmocka_unit_test(test_tie_lowest_ordinal),
+        cmocka_unit_test(test_requirements_skip),
+        cmocka_unit_test(test_requirements_fit),
+        cmocka_unit_test(test_nothing_fits),
+        cmocka_unit_test(test_all_hidden),
+        cmocka_unit_test(test_many_devices_bounded),
+        cmocka_unit_test(test_env_override),
+        cmocka_unit_test(test_malformed_specs),
+        cmocka_unit_test(test_parse_valid),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_real_machine),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
