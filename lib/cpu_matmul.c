@@ -1,2 +1,158 @@
-/* cpu_matmul.c - placeholder, being written. SPDX-License-Identifier: BSD-2-Clause */
-#include "internal.h"
+/*
+ * cpu_matmul.c - the CPU backend of the timed matmul: OpenBLAS
+ * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major.
+ *
+ * OpenBLAS's thread count is process-wide: when the options ask for a
+ * count, it is set for the runs and the previous value is put back before
+ * this function returns, whatever happens. Runs that set a count hold
+ * a process-wide lock from the save to the restore, so two contexts that
+ * set counts at the same time cannot interleave and leave a count behind
+ * (A saves 2, sets 1; B saves A's 1; A restores 2; B restores 1). Runs that
+ * leave the count alone take no lock and use whatever is in force.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "matmul_internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void gp_cpu_blas_name(char *dst, size_t size)
+{
+    /* openblas_get_config() reads e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH
+     * NO_AFFINITY Haswell MAX_THREADS=64": keep the name and version, then
+     * add the core actually selected at run time. */
+    const char *cfg = openblas_get_config();
+    const char *core = openblas_get_corename();
+    char ver[64] = "OpenBLAS";
+    if (cfg) {
+        size_t len = 0, spaces = 0;
+        while (cfg[len] && len + 1 < sizeof ver) {
+            if (cfg[len] == ' ' && ++spaces == 2)
+                break;
+            len++;
+        }
+        memcpy(ver, cfg, len);
+        ver[len] = '\0';
+    }
+    gp_snprintf(dst, size, "%s %s", ver, core && core[0] ? core : "unknown-core");
+}
+
+static inline double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Timed runs: at least min_runs; then more while the budget lasts (time
+ * since the first timed run), at most max_runs. Between the two clock
+ * reads there is nothing but the gemm call. */
+#define GP_TIMED_LOOP(GEMM_CALL)                                              \
+    do {                                                                      \
+        double budget_ = (double)job->budget_ms / 1000.0;                     \
+        size_t min_ = (size_t)job->min_runs, max_ = (size_t)job->max_runs;    \
+        double first_ = now_s(), last_ = first_;                             \
+        size_t r_ = 0;                                                        \
+        while (r_ < min_ || (r_ < max_ && last_ - first_ < budget_)) {        \
+            double t0_ = now_s();                                             \
+            GEMM_CALL;                                                        \
+            last_ = now_s();                                                  \
+            job->times[r_++] = last_ - t0_;                                   \
+        }                                                                     \
+        job->runs = r_;                                                       \
+    } while (0)
+
+gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
+{
+    double setup0 = now_s();
+    const int dp = job->dtype == GPUPROBE_DTYPE_FP64;
+    const gp_elem e = dp ? GP_ELEM_F64 : GP_ELEM_F32;
+    const size_t es = gp_elem_size(e);
+    const int m = (int)job->m, n = (int)job->n, k = (int)job->k;
+    size_t ba, bb, bc;
+    if (gp_mm_bytes(job->m, job->k, es, &ba) || gp_mm_bytes(job->k, job->n, es, &bb) ||
+        gp_mm_bytes(job->m, job->n, es, &bc))
+        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
+
+    void *a = NULL, *b = NULL, *c = NULL;
+    /* 64-byte alignment: whole cache lines, as any AVX-512 load wants. */
+    if (posix_memalign(&a, 64, ba) != 0) a = NULL;
+    if (a && posix_memalign(&b, 64, bb) != 0) b = NULL;
+    if (b && posix_memalign(&c, 64, bc) != 0) c = NULL;
+    if (!a || !b || !c) {
+        free(a);
+        free(b);
+        free(c);
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "out of host memory allocating A, B and C (%zu + %zu "
+                       "+ %zu bytes)",
+                       ba, bb, bc);
+    }
+    size_t na = ba / es, nb = bb / es, nc = bc / es;
+    gp_fill_random(a, e, na, job->seed, 1);
+    gp_fill_random(b, e, nb, job->seed, 2);
+    /* Poison C: a gemm that writes nothing leaves NaN, which never verifies. */
+    if (dp) {
+        double *cd = c;
+        for (size_t i = 0; i < nc; i++)
+            cd[i] = NAN;
+    } else {
+        float *cf = c;
+        for (size_t i = 0; i < nc; i++)
+            cf[i] = NAN;
+    }
+
+    static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+    const int set_threads = job->cpu_threads > 0;
+    if (set_threads)
+        pthread_mutex_lock(&threads_lock);
+    const int prev_threads = openblas_get_num_threads();
+    if (set_threads)
+        openblas_set_num_threads((int)job->cpu_threads);
+    job->threads = openblas_get_num_threads();
+    gp_cpu_blas_name(job->backend, sizeof job->backend);
+    job->math_mode[0] = '\0';
+    gp_strlcpy(job->compute_type, dp ? "cblas_dgemm" : "cblas_sgemm",
+               sizeof job->compute_type);
+
+    if (dp) {
+        const double *ad = a, *bd = b;
+        double *cd = c;
+        for (int64_t w = 0; w < job->warmup; w++)
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                        1.0, ad, k, bd, n, 0.0, cd, n);
+        job->setup_s = now_s() - setup0;
+        GP_TIMED_LOOP(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                                  m, n, k, 1.0, ad, k, bd, n, 0.0, cd, n));
+    } else {
+        const float *af = a, *bf = b;
+        float *cf = c;
+        for (int64_t w = 0; w < job->warmup; w++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                        1.0f, af, k, bf, n, 0.0f, cf, n);
+        job->setup_s = now_s() - setup0;
+        GP_TIMED_LOOP(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                                  m, n, k, 1.0f, af, k, bf, n, 0.0f, cf, n));
+    }
+
+    if (set_threads) {
+        openblas_set_num_threads(prev_threads);
+        pthread_mutex_unlock(&threads_lock);
+    }
+
+    job->h2d_s = job->d2h_s = 0.0;
+    if (job->verify)
+        gp_mm_verify(job, a, e, b, e, c, e);
+    free(a);
+    free(b);
+    free(c);
+    return GPUPROBE_OK;
+}

@@ -1,2 +1,72 @@
-/* stats.c - placeholder, being written. SPDX-License-Identifier: BSD-2-Clause */
-#include "internal.h"
+/*
+ * stats.c - summary statistics of the timed runs.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "matmul_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double gp_stats_min(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double m = v[0];
+    for (size_t i = 1; i < n; i++)
+        if (v[i] < m)
+            m = v[i];
+    return m;
+}
+
+double gp_stats_max(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double m = v[0];
+    for (size_t i = 1; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+double gp_stats_mean(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    return s / (double)n;
+}
+
+double gp_stats_stddev(const double *v, size_t n)
+{
+    if (n < 2)
+        return 0.0;
+    /* Two passes: the mean first, then squared deviations from it (no
+     * catastrophic cancellation as with sum(x^2) - n*mean^2). */
+    double mean = gp_stats_mean(v, n);
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = v[i] - mean;
+        s += d * d;
+    }
+    return sqrt(s / (double)(n - 1));
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+double gp_stats_median_inplace(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    if (n % 2)
+        return v[n / 2];
+    return 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

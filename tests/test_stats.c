@@ -1,0 +1,83 @@
+/*
+ * test_stats.c - the statistics helpers of the timed matmul.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "matmul_internal.h"
+
+static void test_odd_count(void **state)
+{
+    (void)state;
+    double v[] = {5.0, 1.0, 3.0, 9.0, 2.0};
+    assert_true(gp_stats_min(v, 5) == 1.0);
+    assert_true(gp_stats_max(v, 5) == 9.0);
+    assert_true(gp_stats_mean(v, 5) == 4.0);
+    assert_true(gp_stats_median_inplace(v, 5) == 3.0);
+    /* sorted in place */
+    for (int i = 1; i < 5; i++)
+        assert_true(v[i - 1] <= v[i]);
+}
+
+static void test_even_count(void **state)
+{
+    (void)state;
+    double v[] = {4.0, 1.0, 3.0, 2.0};
+    assert_true(gp_stats_median_inplace(v, 4) == 2.5);
+    double w[] = {7.0, 7.0};
+    assert_true(gp_stats_median_inplace(w, 2) == 7.0);
+}
+
+static void test_one_sample(void **state)
+{
+    (void)state;
+    double v[] = {0.25};
+    assert_true(gp_stats_min(v, 1) == 0.25);
+    assert_true(gp_stats_max(v, 1) == 0.25);
+    assert_true(gp_stats_mean(v, 1) == 0.25);
+    assert_true(gp_stats_stddev(v, 1) == 0.0);
+    assert_true(gp_stats_median_inplace(v, 1) == 0.25);
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    double v[1] = {0};
+    assert_true(isnan(gp_stats_min(v, 0)));
+    assert_true(isnan(gp_stats_max(v, 0)));
+    assert_true(isnan(gp_stats_mean(v, 0)));
+    assert_true(isnan(gp_stats_median_inplace(v, 0)));
+    assert_true(gp_stats_stddev(v, 0) == 0.0);
+}
+
+static void test_stddev_known(void **state)
+{
+    (void)state;
+    /* Mean 5; squared deviations sum to 32; sample variance 32/7. */
+    double v[] = {2, 4, 4, 4, 5, 5, 7, 9};
+    assert_true(fabs(gp_stats_stddev(v, 8) - sqrt(32.0 / 7.0)) < 1e-15);
+    /* Large offset: the two-pass formula does not cancel. */
+    double w[] = {1e9 + 1, 1e9 + 2, 1e9 + 3};
+    assert_true(fabs(gp_stats_stddev(w, 3) - 1.0) < 1e-9);
+    double c[] = {3, 3, 3};
+    assert_true(gp_stats_stddev(c, 3) == 0.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_odd_count),
+        cmocka_unit_test(test_even_count),
+        cmocka_unit_test(test_one_sample),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_stddev_known),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
