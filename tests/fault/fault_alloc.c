@@ -1,0 +1,474 @@
+/*
+ * fault_alloc.c - host allocation failure at every allocation site of a
+ * call.
+ *
+ * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+ * (tests/reliability.cmake): every allocation the library's own objects
+ * make goes through the __wrap_* functions below, which
+ *  - count the allocations made while "armed" and fail the k-th one;
+ *  - keep the set of live blocks they handed out, so that a leak on an
+ *    error path shows as a block still live after the context (and every
+ *    result) was destroyed.
+ *
+ * For each scenario (one public call, in a fresh context or object) the
+ * call is first run unarmed to count its allocations N; then for
+ * k = 1..N it is run again with the k-th allocation failing, and must:
+ *  - return GPUPROBE_ERR_OUT_OF_MEMORY with a message (or GPUPROBE_OK when
+ *    the allocation was optional and the call degraded gracefully),
+ *  - write no output on failure,
+ *  - leave the context usable: the same call, unarmed, then succeeds with
+ *    the reference answer,
+ *  - leak nothing: after tearing down, no block is live that was not live
+ *    before,
+ *  - leave OpenBLAS's process-wide thread count as it was.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+int openblas_get_num_threads(void);
+
+/* ---- the allocator wrappers ---- */
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void __real_free(void *p);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void __wrap_free(void *p);
+
+static int armed;          /* count (and maybe fail) allocations */
+static long fail_at;       /* 1-based index of the allocation to fail; 0 none */
+static long n_allocs;      /* allocations seen while armed */
+static long n_failed;      /* allocations failed while armed */
+
+/* Live blocks handed out by the wrappers: open addressing, linear probing. */
+#define SLOTS (1u << 16)
+#define TOMB ((void *)1)
+static void *live[SLOTS];
+static long n_live;
+
+static size_t slot_of(const void *p)
+{
+    uintptr_t x = (uintptr_t)p;
+    x ^= x >> 17;
+    x *= UINT64_C(0xed5ad4bb);
+    x ^= x >> 11;
+    return (size_t)(x & (SLOTS - 1));
+}
+
+static void live_add(void *p)
+{
+    if (!p)
+        return;
+    size_t i = slot_of(p);
+    for (size_t n = 0; n < SLOTS; n++, i = (i + 1) & (SLOTS - 1)) {
+        if (live[i] == NULL || live[i] == TOMB) {
+            live[i] = p;
+            n_live++;
+            return;
+        }
+    }
+    fprintf(stderr, "fault_alloc: live-block table full\n");
+    abort();
+}
+
+static int live_del(void *p)
+{
+    size_t i = slot_of(p);
+    for (size_t n = 0; n < SLOTS; n++, i = (i + 1) & (SLOTS - 1)) {
+        if (live[i] == NULL)
+            return 0;
+        if (live[i] == p) {
+            live[i] = TOMB;
+            n_live--;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 when this allocation must fail. */
+static int should_fail(void)
+{
+    if (!armed)
+        return 0;
+    n_allocs++;
+    if (fail_at > 0 && n_allocs == fail_at) {
+        n_failed++;
+        return 1;
+    }
+    return 0;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    if (should_fail())
+        return NULL;
+    void *p = __real_malloc(size);
+    live_add(p);
+    return p;
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    if (should_fail())
+        return NULL;
+    void *p = __real_calloc(n, size);
+    live_add(p);
+    return p;
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+    if (p && size == 0) {
+        live_del(p);
+        return __real_realloc(p, 0);
+    }
+    if (should_fail())
+        return NULL; /* p stays valid, as after a real failure */
+    void *q = __real_realloc(p, size);
+    if (q) {
+        if (p)
+            live_del(p);
+        live_add(q);
+    }
+    return q;
+}
+
+void __wrap_free(void *p)
+{
+    if (p)
+        live_del(p); /* blocks from libc's own allocations are not listed */
+    __real_free(p);
+}
+
+static void arm(long k)
+{
+    n_allocs = 0;
+    n_failed = 0;
+    fail_at = k;
+    armed = 1;
+}
+
+static void disarm(void) { armed = 0; }
+
+/* ---- scenarios ---- */
+
+#define GiB (UINT64_C(1) << 30)
+static const gp_fake_cuda_device fake_devs[] = {
+    {"Fake A", 8, 0, 40 * GiB, 30 * GiB, 0},
+    {"Fake B", 9, 0, 80 * GiB, 70 * GiB, 600u << 20},
+};
+static const gp_fake_cuda fake = {GPUPROBE_CUDA_AVAILABLE, "fake", 2, fake_devs};
+
+typedef struct env {
+    gpuprobe_context *ctx;       /* set up unarmed, unless the call creates it */
+    gpuprobe_matmul_options *opts;
+    gpuprobe_matmul_result *result;
+    int use_fake;
+    /* answers of the call */
+    size_t count, device;
+    uint64_t u64;
+    int64_t i64;
+    char text[GP_ERR_LEN];
+} env;
+
+typedef struct scenario {
+    const char *name;
+    int needs_ctx;
+    int use_fake;
+    gpuprobe_status (*call)(env *e);
+    /* Compare e's answer with the reference; 0 if equal. */
+    int (*same)(const env *a, const env *b);
+} scenario;
+
+static int same_none(const env *a, const env *b) { (void)a; (void)b; return 0; }
+static int same_count(const env *a, const env *b) { return a->count != b->count; }
+static int same_device(const env *a, const env *b) { return a->device != b->device; }
+static int same_u64(const env *a, const env *b) { return a->u64 != b->u64; }
+static int same_i64(const env *a, const env *b) { return a->i64 != b->i64; }
+static int same_text(const env *a, const env *b) { return strcmp(a->text, b->text); }
+
+static gpuprobe_status do_create(env *e)
+{
+    gpuprobe_context *c = (gpuprobe_context *)&e;
+    gpuprobe_status st = gpuprobe_context_create(&c, 0);
+    if (st != GPUPROBE_OK) {
+        if (c != NULL)
+            fail_msg("context_create failed but did not set *out to NULL");
+        return st;
+    }
+    e->ctx = c;
+    return st;
+}
+
+static gpuprobe_status do_count(env *e)
+{
+    size_t n = 12345;
+    gpuprobe_status st = gpuprobe_device_count(e->ctx, &n);
+    if (st == GPUPROBE_OK)
+        e->count = n;
+    else if (n != 12345)
+        fail_msg("device_count wrote its output on failure");
+    return st;
+}
+
+static gpuprobe_status do_cuda_status(env *e)
+{
+    gpuprobe_cuda_cause cause = (gpuprobe_cuda_cause)77;
+    const char *detail = NULL;
+    gpuprobe_status st = gpuprobe_cuda_status(e->ctx, &cause, &detail);
+    if (st == GPUPROBE_OK) {
+        e->i64 = cause;
+        if (!detail)
+            fail_msg("cuda_status gave no detail");
+    }
+    return st;
+}
+
+static gpuprobe_status do_name(env *e)
+{
+    const char *s = NULL;
+    gpuprobe_status st =
+        gpuprobe_device_get_string(e->ctx, 0, GPUPROBE_ATTR_NAME, &s);
+    if (st == GPUPROBE_OK)
+        gp_strlcpy(e->text, s, sizeof e->text);
+    return st;
+}
+
+static gpuprobe_status do_cuda_name(env *e)
+{
+    const char *s = NULL;
+    gpuprobe_status st =
+        gpuprobe_device_get_string(e->ctx, 2, GPUPROBE_ATTR_NAME, &s);
+    if (st == GPUPROBE_OK)
+        gp_strlcpy(e->text, s, sizeof e->text);
+    return st;
+}
+
+static gpuprobe_status do_memory(env *e)
+{
+    gpuprobe_memory_info mi = GPUPROBE_MEMORY_INFO_INIT;
+    gpuprobe_status st = gpuprobe_device_memory(e->ctx, 0, &mi, 0);
+    if (st == GPUPROBE_OK)
+        e->u64 = mi.physical_bytes; /* stable; available_bytes moves */
+    return st;
+}
+
+static gpuprobe_status do_capacity(env *e)
+{
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    gpuprobe_status st = gpuprobe_device_capacity(
+        e->ctx, 2, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_INFERENCE, 0, &cap);
+    if (st == GPUPROBE_OK)
+        e->u64 = cap.max_params;
+    return st;
+}
+
+static gpuprobe_status do_select(env *e)
+{
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = 7000000000;
+    req.min_cc_major = 8;
+    size_t d = 777;
+    const char *reason = NULL;
+    gpuprobe_status st = gpuprobe_select(e->ctx, "auto", &req,
+                                         GPUPROBE_SELECT_IGNORE_ENV, &d, &reason);
+    if (st == GPUPROBE_OK)
+        e->device = d;
+    else if (d != 777)
+        fail_msg("select wrote its output on failure");
+    return st;
+}
+
+static gpuprobe_status do_select_env(env *e)
+{
+    size_t d = 777;
+    gpuprobe_status st = gpuprobe_select(e->ctx, "cuda:1", NULL, 0, &d, NULL);
+    if (st == GPUPROBE_OK)
+        e->device = d;
+    return st;
+}
+
+static gpuprobe_status do_options(env *e)
+{
+    gpuprobe_matmul_options *o = (gpuprobe_matmul_options *)&e;
+    gpuprobe_status st = gpuprobe_matmul_options_create(&o);
+    if (st != GPUPROBE_OK) {
+        if (o != NULL)
+            fail_msg("options_create failed but did not set *out to NULL");
+        return st;
+    }
+    e->opts = o;
+    return st;
+}
+
+static gpuprobe_status matmul(env *e, int dtype, int threads)
+{
+    gpuprobe_matmul_options *o = NULL;
+    int was_armed = armed;
+    disarm();
+    long k = fail_at, seen = n_allocs;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 40);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 24);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 2);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 2);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dtype);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, threads);
+    /* Re-arm (when armed), continuing the count. */
+    armed = was_armed;
+    fail_at = k;
+    n_allocs = seen;
+    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&o;
+    gpuprobe_status st = gpuprobe_matmul_run(e->ctx, 0, o, 0, &r);
+    disarm();
+    gpuprobe_matmul_options_destroy(o);
+    if (st == GPUPROBE_OK) {
+        int64_t v = -1;
+        assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_VERIFIED, &v),
+                         GPUPROBE_OK);
+        if (v != 1)
+            fail_msg("matmul not verified after surviving a failed allocation");
+        e->i64 = v;
+        gpuprobe_matmul_result_destroy(r);
+    } else if (r != NULL) {
+        fail_msg("matmul failed with %s but *out is not NULL",
+                 gpuprobe_status_name(st));
+    }
+    armed = was_armed;
+    return st;
+}
+
+static gpuprobe_status do_matmul_fp32(env *e) { return matmul(e, GPUPROBE_DTYPE_FP32, 0); }
+static gpuprobe_status do_matmul_fp64_2t(env *e) { return matmul(e, GPUPROBE_DTYPE_FP64, 2); }
+
+static const scenario scenarios[] = {
+    {"context_create", 0, 0, do_create, same_none},
+    {"device_count", 1, 0, do_count, same_count},
+    {"device_count_fake", 1, 1, do_count, same_count},
+    {"cuda_status", 1, 0, do_cuda_status, same_i64},
+    {"device_name_cpu", 1, 0, do_name, same_text},
+    {"device_name_fake_cuda", 1, 1, do_cuda_name, same_text},
+    {"device_memory_cpu", 1, 0, do_memory, same_u64},
+    {"device_capacity_fake", 1, 1, do_capacity, same_u64},
+    {"select_requirements", 1, 1, do_select, same_device},
+    {"select_env", 1, 1, do_select_env, same_device},
+    {"matmul_options_create", 0, 0, do_options, same_none},
+    {"matmul_cpu_fp32", 1, 0, do_matmul_fp32, same_i64},
+    {"matmul_cpu_fp64_threads", 1, 0, do_matmul_fp64_2t, same_i64},
+};
+#define N_SCEN (sizeof scenarios / sizeof scenarios[0])
+
+static void setup_env(const scenario *s, env *e)
+{
+    memset(e, 0, sizeof *e);
+    if (s->needs_ctx) {
+        assert_int_equal(gpuprobe_context_create(&e->ctx, 0), GPUPROBE_OK);
+        if (s->use_fake)
+            gp_test_set_cuda(e->ctx, &fake);
+    }
+}
+
+static void teardown_env(env *e)
+{
+    gpuprobe_matmul_result_destroy(e->result);
+    gpuprobe_matmul_options_destroy(e->opts);
+    gpuprobe_context_destroy(e->ctx);
+    memset(e, 0, sizeof *e);
+}
+
+static void run_scenario(void **state)
+{
+    const scenario *s = *state;
+    int blas = openblas_get_num_threads();
+    if (strcmp(s->name, "select_env") == 0)
+        setenv("GPUPROBE_DEVICE", "cuda:0", 1);
+
+    /* Reference run, unarmed except for counting. */
+    env ref;
+    setup_env(s, &ref);
+    arm(0);
+    gpuprobe_status st = s->call(&ref);
+    disarm();
+    long n = n_allocs;
+    if (st != GPUPROBE_OK)
+        fail_msg("%s: reference run failed: %s (%s)", s->name,
+                 gpuprobe_status_name(st), gpuprobe_last_error(ref.ctx));
+    env refcopy = ref;
+    teardown_env(&ref);
+    long baseline = n_live;
+    print_message("%s: %ld allocation(s) in the call\n", s->name, n);
+
+    for (long k = 1; k <= n; k++) {
+        env e;
+        setup_env(s, &e);
+        arm(k);
+        st = s->call(&e);
+        disarm();
+        if (n_failed != 1)
+            fail_msg("%s: allocation %ld of %ld was never reached (the call "
+                     "allocates differently from run to run?)",
+                     s->name, k, n);
+        if (st == GPUPROBE_ERR_OUT_OF_MEMORY) {
+            if (e.ctx && gpuprobe_last_error(e.ctx)[0] == '\0')
+                fail_msg("%s: allocation %ld failed: OUT_OF_MEMORY without a "
+                         "message", s->name, k);
+        } else if (st != GPUPROBE_OK) {
+            fail_msg("%s: allocation %ld failed: %s (%s), expected "
+                     "out_of_memory", s->name, k, gpuprobe_status_name(st),
+                     e.ctx ? gpuprobe_last_error(e.ctx) : "");
+        }
+        if (openblas_get_num_threads() != blas)
+            fail_msg("%s: allocation %ld failed: OpenBLAS thread count changed "
+                     "from %d to %d", s->name, k, blas, openblas_get_num_threads());
+        /* The object is still usable: the same call now succeeds with the
+         * reference answer. */
+        if (st != GPUPROBE_OK && e.ctx && s->needs_ctx) {
+            gpuprobe_status st2 = s->call(&e);
+            if (st2 != GPUPROBE_OK)
+                fail_msg("%s: after allocation %ld failed, the retry gave %s (%s)",
+                         s->name, k, gpuprobe_status_name(st2),
+                         gpuprobe_last_error(e.ctx));
+            if (s->same(&e, &refcopy))
+                fail_msg("%s: after allocation %ld failed, the retry gave a "
+                         "different answer", s->name, k);
+        } else if (st == GPUPROBE_OK && s->same(&e, &refcopy)) {
+            fail_msg("%s: allocation %ld failed, the call succeeded with a "
+                     "different answer", s->name, k);
+        }
+        teardown_env(&e);
+        if (n_live != baseline)
+            fail_msg("%s: allocation %ld failed: %ld block(s) leaked", s->name,
+                     k, n_live - baseline);
+    }
+    unsetenv("GPUPROBE_DEVICE");
+}
+
+int main(void)
+{
+    unsetenv("GPUPROBE_DEVICE");
+    unsetenv("GPUPROBE_CUDA");
+    unsetenv("GPUPROBE_CUDA_LIBDIR");
+    struct CMUnitTest tests[N_SCEN];
+    for (size_t i = 0; i < N_SCEN; i++) {
+        struct CMUnitTest t =
+            cmocka_unit_test_prestate(run_scenario, (void *)&scenarios[i]);
+        t.name = scenarios[i].name;
+        tests[i] = t;
+    }
+    return _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
+}

@@ -1,0 +1,39 @@
+# Reliability tests (scripts/reliability runs them with `ctest -L reliability`,
+# and they run with every other test in the normal ctest run):
+#
+# - unit.test_bad_input, unit.test_faults: plain cmocka unit tests, built by
+#   the tests/test_*.c glob in tests/CMakeLists.txt; labelled here.
+# - reliability.fault_alloc: every host allocation the library makes inside
+#   a call is made to fail in turn. The library allocates with malloc,
+#   calloc and realloc directly, so the program is linked with
+#   -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free: references
+#   from the library's objects (the gpuprobe_internal archive) go to the
+#   test's __wrap_* functions, which count and fail on demand. Libraries
+#   linked dynamically (libc's own allocations, OpenBLAS, cmocka) are not
+#   affected.
+# - reliability.thread_stress: separate contexts used from four threads at
+#   once; scripts/reliability also runs it under ThreadSanitizer.
+
+set(GPUPROBE_RELIABILITY_ENV
+  ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout"
+  ENVIRONMENT_MODIFICATION "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:")
+
+foreach(t unit.test_bad_input unit.test_faults)
+  if(TEST ${t})
+    set_tests_properties(${t} PROPERTIES LABELS "reliability")
+  endif()
+endforeach()
+
+add_executable(fault_alloc ${CMAKE_CURRENT_SOURCE_DIR}/fault/fault_alloc.c)
+target_link_libraries(fault_alloc PRIVATE gpuprobe_internal PkgConfig::CMOCKA)
+target_link_options(fault_alloc PRIVATE
+  "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free")
+add_test(NAME reliability.fault_alloc COMMAND fault_alloc)
+set_tests_properties(reliability.fault_alloc PROPERTIES
+  LABELS "reliability" TIMEOUT 300 ${GPUPROBE_RELIABILITY_ENV})
+
+add_executable(thread_stress ${CMAKE_CURRENT_SOURCE_DIR}/threads/thread_stress.c)
+target_link_libraries(thread_stress PRIVATE gpuprobe_internal Threads::Threads)
+add_test(NAME reliability.thread_stress COMMAND thread_stress)
+set_tests_properties(reliability.thread_stress PROPERTIES
+  LABELS "reliability" TIMEOUT 300 ${GPUPROBE_RELIABILITY_ENV})
