@@ -358,11 +358,23 @@ typedef struct gpuprobe_memory_info {
  * primary context (tens to hundreds of MiB of device memory, released when
  * the context is destroyed) and sets #GPUPROBE_MEMORY_CREATED_CONTEXT. When
  * NVML is present the context's own cost is measured and reported in
- * `context_bytes`.
+ * `context_bytes` (later queries on the same gpuprobe context report the
+ * same measured figure). The query leaves the calling thread's current
+ * CUDA device and context as they were.
  *
+ * @param ctx    the context.
+ * @param device the device index (see gpuprobe_device_count()).
  * @param info   caller's struct, with `info->size` set; fields beyond
- *               `info->size` are not written.
+ *               `info->size` are not written. A size smaller than the end
+ *               of the 1.0 struct's last member (`flags`) is
+ *               ::GPUPROBE_ERR_INVALID_ARGUMENT, and nothing is written.
  * @param flags  must be 0.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
+ *         ::GPUPROBE_ERR_NOT_FOUND for an index out of range;
+ *         ::GPUPROBE_ERR_SYSTEM when /proc/meminfo cannot be read or parsed;
+ *         ::GPUPROBE_ERR_CUDA_UNAVAILABLE; ::GPUPROBE_ERR_CUDA;
+ *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY when the CUDA context cannot
+ *         be created for lack of device memory.
  */
 GPUPROBE_API gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx,
                                                     size_t device,
@@ -415,7 +427,10 @@ GPUPROBE_API gpuprobe_status gpuprobe_dtype_parse(const char *name,
  *   Hugging Face accelerate's estimator.
  *
  * Byte counts are rounded up to whole bytes; all arithmetic is exact 64-bit
- * integer arithmetic.
+ * integer arithmetic. Precisely, for N parameters: weights
+ * ceil(N x b) (int4: ceil(N / 2)); inference ceil(6 x weights / 5), the
+ * weights figure being rounded first; training N x 16 (fp64: N x 32).
+ * tf32 counts as fp32 (4 bytes) for weights and inference.
  */
 typedef enum gpuprobe_workload {
     GPUPROBE_WORKLOAD_WEIGHTS = 0,   /**< Weights only. */
@@ -491,7 +506,24 @@ typedef struct gpuprobe_capacity {
  * (cgroup-aware). Asking a GPU for free memory creates its CUDA context (see
  * gpuprobe_device_memory()).
  *
+ * The reserve is subtracted even when this query created the context, as a
+ * margin for the context of the program that will load the model (and its
+ * libraries' workspaces).
+ *
+ * @param ctx   the context.
+ * @param device the device index (see gpuprobe_device_count()).
+ * @param dtype the numeric type of the parameters.
+ * @param workload what the memory is for (see ::gpuprobe_workload).
+ * @param out   caller's struct with `out->size` set (#GPUPROBE_CAPACITY_INIT);
+ *              a size smaller than the 1.0 struct is
+ *              ::GPUPROBE_ERR_INVALID_ARGUMENT; fields beyond `out->size` are
+ *              never written; written only on success.
  * @param flags must be 0.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
+ *         ::GPUPROBE_ERR_UNSUPPORTED for a dtype/workload pair with no rule;
+ *         ::GPUPROBE_ERR_NOT_FOUND; ::GPUPROBE_ERR_OVERFLOW when the usable
+ *         memory holds more than #GPUPROBE_MAX_PARAMS; the errors of
+ *         gpuprobe_device_memory().
  */
 GPUPROBE_API gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx,
                                                       size_t device,
@@ -534,6 +566,11 @@ typedef struct gpuprobe_requirements {
  *
  * Spec grammar: `auto` | `cpu` | `cuda` | `cuda:N` (N a decimal CUDA
  * ordinal as this process sees it, i.e. after `CUDA_VISIBLE_DEVICES`).
+ * Specs are exact and case-sensitive, as PyTorch's: lower case, no blanks,
+ * no sign, no leading zeros (`cuda:0` but not `cuda:00` or `cuda:01`), N at
+ * most INT_MAX (larger is malformed, not "not found"). The empty spec means
+ * `auto`. Specs longer than 64 bytes are malformed.
+ *
  * - `auto`: the usable CUDA device with the most free memory that meets the
  *   requirements (ties: lowest ordinal), else the CPU if it meets them.
  * - `cuda`: as `auto` among CUDA devices only; no fallback to the CPU.
@@ -542,8 +579,18 @@ typedef struct gpuprobe_requirements {
  *
  * The environment variable `GPUPROBE_DEVICE`, when set, replaces @p spec
  * (an empty value means `auto`) unless @p flags has
- * #GPUPROBE_SELECT_IGNORE_ENV.
+ * #GPUPROBE_SELECT_IGNORE_ENV. The variable is read when the context is
+ * created; a value of 256 bytes or more is malformed.
  *
+ * `auto` and `cuda` read the free memory of every CUDA candidate, which
+ * creates its CUDA context (see gpuprobe_device_memory()); the CPU is judged
+ * by its available RAM. Requirements are checked in order: compute
+ * capability, free memory, then fit (gpuprobe_device_capacity(), so the
+ * context reserve is taken into account). The arguments (flags,
+ * requirements, then the spec) are checked before any device is looked at,
+ * so their errors are the same on every machine.
+ *
+ * @param ctx     the context.
  * @param spec    the program's default spec; not NULL.
  * @param req     requirements, or NULL for none.
  * @param flags   0 or #GPUPROBE_SELECT_IGNORE_ENV.
@@ -554,9 +601,14 @@ typedef struct gpuprobe_requirements {
  * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for a malformed spec
  *         (the message quotes it); ::GPUPROBE_ERR_CUDA_UNAVAILABLE when CUDA
  *         was asked for and is not usable (the message gives the cause);
- *         ::GPUPROBE_ERR_NOT_FOUND for `cuda:N` out of range;
+ *         ::GPUPROBE_ERR_NOT_FOUND for `cuda:N` out of range (when CUDA
+ *         is usable at all; otherwise ::GPUPROBE_ERR_CUDA_UNAVAILABLE);
  *         ::GPUPROBE_ERR_NO_FIT when no candidate meets the requirements (the
- *         message says which requirement failed on which device).
+ *         message says which requirement failed on which device);
+ *         ::GPUPROBE_ERR_UNSUPPORTED or ::GPUPROBE_ERR_OVERFLOW for a fit
+ *         requirement with no rule or above #GPUPROBE_MAX_PARAMS (as
+ *         gpuprobe_capacity_bytes()). @p device and @p reason are written
+ *         only on success.
  */
 GPUPROBE_API gpuprobe_status gpuprobe_select(gpuprobe_context *ctx,
                                              const char *spec,
@@ -580,10 +632,10 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_M = 0,           /**< Rows of A and C. Default 5000 (the lesson's size). */
     GPUPROBE_MATMUL_N = 1,           /**< Columns of B and C. Default: same as M when not set. */
     GPUPROBE_MATMUL_K = 2,           /**< Columns of A, rows of B. Default: same as M when not set. */
-    GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA). */
+    GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C in fp32). */
     GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up runs. Default 1. */
     GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs. Default 5. */
-    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs. Default 100. */
+    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs. Default 100. A value below MIN_RUNS counts as MIN_RUNS. */
     GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep running (past MIN_RUNS, up to MAX_RUNS) until this much time was spent. Default 0. */
     GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
     GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
@@ -613,7 +665,11 @@ GPUPROBE_API gpuprobe_status
 gpuprobe_matmul_options_get(const gpuprobe_matmul_options *opts,
                             gpuprobe_matmul_param param, int64_t *value);
 
-/** The inclusive range a parameter accepts. */
+/**
+ * The inclusive range a parameter accepts.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for an unknown
+ *         parameter or a NULL @p lower or @p upper (nothing is written).
+ */
 GPUPROBE_API gpuprobe_status
 gpuprobe_matmul_param_bounds(gpuprobe_matmul_param param, int64_t *lower,
                              int64_t *upper);
@@ -631,6 +687,8 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
  * cuBLAS is loaded on the first GPU matmul of the context and its handle is
  * kept for later calls on the same device.
  *
+ * @param ctx    the context.
+ * @param device the device index (see gpuprobe_device_count()).
  * @param opts   options, or NULL for the defaults.
  * @param flags  must be 0.
  * @param out    receives the result on ::GPUPROBE_OK and on
@@ -665,7 +723,7 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_MEAN_S = 3,       /**< double: mean of the runs. */
     GPUPROBE_METRIC_STDDEV_S = 4,     /**< double: sample standard deviation of the runs. */
     GPUPROBE_METRIC_GFLOPS = 5,       /**< double: 2*m*n*k / median / 1e9. */
-    GPUPROBE_METRIC_SETUP_S = 6,      /**< double: allocation, input generation, handle creation, library loading. */
+    GPUPROBE_METRIC_SETUP_S = 6,      /**< double: allocation, input generation, handle creation, library loading and the warm-up runs (everything before the first timed run but the timed transfers). */
     GPUPROBE_METRIC_H2D_S = 7,        /**< double: host-to-device copy of A and B (CUDA; 0 for the CPU or with TRANSFERS off). */
     GPUPROBE_METRIC_D2H_S = 8,        /**< double: device-to-host copy of C (same). */
     GPUPROBE_METRIC_MAX_ERROR = 9,    /**< double: largest |c - ref| / (sum |a||b|) over the sampled entries (NaN if a sample was NaN). */

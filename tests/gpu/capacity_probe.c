@@ -1,0 +1,127 @@
+/*
+ * capacity_probe.c - capacity prediction against reality on a real GPU.
+ *
+ * Asks libgpuprobe for the largest fp16 weight buffer that fits on cuda:0,
+ * allocates exactly that with plain cudaMalloc (never managed memory), then
+ * tries 2% more, then searches for the largest single allocation that really
+ * succeeds. Prints one JSON object. Exit 0: prediction allocatable and within
+ * 2% of the real maximum; 1: not; 77: no usable GPU (skipped).
+ *
+ * The CUDA runtime is opened with dlopen like the library does, so this
+ * program builds without linking CUDA.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gpuprobe.h"
+
+typedef int (*malloc_fn)(void **, size_t);
+typedef int (*free_fn)(void *);
+
+static void *open_runtime(void)
+{
+    const char *dir = secure_getenv("GPUPROBE_CUDA_LIBDIR");
+    static const int majors[] = {13, 12, 11};
+    char name[4200];
+    for (size_t i = 0; i < sizeof majors / sizeof majors[0]; i++) {
+        if (dir && dir[0] == '/')
+            snprintf(name, sizeof name, "%s/libcudart.so.%d", dir, majors[i]);
+        else
+            snprintf(name, sizeof name, "libcudart.so.%d", majors[i]);
+        void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    gpuprobe_context *ctx = NULL;
+    if (gpuprobe_context_create(&ctx, 0) != GPUPROBE_OK)
+        return 1;
+    gpuprobe_cuda_cause cause;
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
+    if (cause != GPUPROBE_CUDA_AVAILABLE) {
+        printf("{\"skipped\": true, \"reason\": \"%s\"}\n", gpuprobe_cuda_cause_name(cause));
+        gpuprobe_context_destroy(ctx);
+        return 77;
+    }
+    size_t dev = 0;
+    if (gpuprobe_select(ctx, "cuda:0", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL) != GPUPROBE_OK) {
+        fprintf(stderr, "select cuda:0: %s\n", gpuprobe_last_error(ctx));
+        return 1;
+    }
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    gpuprobe_status st = gpuprobe_device_capacity(ctx, dev, GPUPROBE_DTYPE_FP16,
+                                                  GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap);
+    if (st != GPUPROBE_OK) {
+        fprintf(stderr, "capacity: %s\n", gpuprobe_last_error(ctx));
+        return 1;
+    }
+    uint64_t predicted = 0;
+    gpuprobe_capacity_bytes(cap.max_params, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, &predicted);
+
+    void *rt = open_runtime();
+    if (!rt) {
+        fprintf(stderr, "cannot open the CUDA runtime: %s\n", dlerror());
+        return 1;
+    }
+    malloc_fn cuda_malloc = (malloc_fn)(uintptr_t)dlsym(rt, "cudaMalloc");
+    free_fn cuda_free = (free_fn)(uintptr_t)dlsym(rt, "cudaFree");
+    int (*set_device)(int) = (int (*)(int))(uintptr_t)dlsym(rt, "cudaSetDevice");
+    int (*get_last)(void) = (int (*)(void))(uintptr_t)dlsym(rt, "cudaGetLastError");
+    if (!cuda_malloc || !cuda_free || !set_device || !get_last)
+        return 1;
+    set_device(0);
+
+    void *p = NULL;
+    int ok_pred = cuda_malloc(&p, (size_t)predicted) == 0;
+    if (ok_pred)
+        cuda_free(p);
+    get_last();
+    uint64_t plus2 = predicted + predicted / 50;
+    p = NULL;
+    int ok_plus2 = cuda_malloc(&p, (size_t)plus2) == 0;
+    if (ok_plus2)
+        cuda_free(p);
+    get_last();
+
+    /* Largest single allocation that succeeds, to 16 MiB. */
+    uint64_t lo = 0, hi = cap.total_bytes;
+    const uint64_t step = UINT64_C(16) << 20;
+    while (hi - lo > step) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        p = NULL;
+        if (cuda_malloc(&p, (size_t)mid) == 0) {
+            cuda_free(p);
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        get_last();
+    }
+    double ratio = lo ? (double)predicted / (double)lo : 0.0;
+    int pass = ok_pred && ratio >= 0.98 && ratio <= 1.0;
+    printf("{\"device\": \"cuda:0\", \"total_bytes\": %llu, \"free_bytes\": %llu, "
+           "\"reserve_bytes\": %llu, \"reserve_source\": %u, \"predicted_bytes\": %llu, "
+           "\"predicted_params_fp16\": %llu, \"predicted_allocatable\": %s, "
+           "\"plus_2pct_allocatable\": %s, \"max_allocatable_bytes\": %llu, "
+           "\"predicted_over_max\": %.4f, \"pass\": %s}\n",
+           (unsigned long long)cap.total_bytes, (unsigned long long)cap.free_bytes,
+           (unsigned long long)cap.reserve_bytes, cap.reserve_source,
+           (unsigned long long)predicted, (unsigned long long)cap.max_params,
+           ok_pred ? "true" : "false", ok_plus2 ? "true" : "false",
+           (unsigned long long)lo, ratio, pass ? "true" : "false");
+    gpuprobe_context_destroy(ctx);
+    dlclose(rt);
+    return pass ? 0 : 1;
+}

@@ -1,0 +1,53 @@
+/*
+ * consumer.c - a program outside the project that uses an installed
+ * libgpuprobe, built through pkg-config (gpuprobe or gpuprobe-static) or
+ * through the CMake package. Must compile warning-free as C99 and C11.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include <gpuprobe.h>
+
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    const char *label = argc > 1 ? argv[1] : "consumer";
+    gpuprobe_context *ctx = NULL;
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    const char *detail = NULL;
+    size_t count = 0;
+    gpuprobe_status st;
+    unsigned version = gpuprobe_version();
+
+    if (version != GPUPROBE_VERSION_NUMBER) {
+        fprintf(stderr, "%s: header says %u, library says %u\n", label,
+                (unsigned)GPUPROBE_VERSION_NUMBER, version);
+        return 1;
+    }
+    st = gpuprobe_context_create(&ctx, 0);
+    if (st != GPUPROBE_OK) {
+        fprintf(stderr, "%s: gpuprobe_context_create: %s\n", label,
+                gpuprobe_status_string(st));
+        return 1;
+    }
+    st = gpuprobe_device_count(ctx, &count);
+    if (st != GPUPROBE_OK || count < 1) {
+        fprintf(stderr, "%s: gpuprobe_device_count: %s (%s), count %lu\n",
+                label, gpuprobe_status_string(st), gpuprobe_last_error(ctx),
+                (unsigned long)count);
+        gpuprobe_context_destroy(ctx);
+        return 1;
+    }
+    st = gpuprobe_cuda_status(ctx, &cause, &detail);
+    if (st != GPUPROBE_OK || detail == NULL) {
+        fprintf(stderr, "%s: gpuprobe_cuda_status: %s\n", label,
+                gpuprobe_status_string(st));
+        gpuprobe_context_destroy(ctx);
+        return 1;
+    }
+    printf("%s: libgpuprobe %s, %lu device(s), CUDA %s: %s\n", label,
+           gpuprobe_version_string(), (unsigned long)count,
+           gpuprobe_cuda_cause_name(cause), detail);
+    gpuprobe_context_destroy(ctx);
+    return 0;
+}
