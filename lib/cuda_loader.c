@@ -114,8 +114,8 @@ static int open_runtime(gpuprobe_context *ctx, gp_cuda *c, int major,
 static const char *const rt_required[] = {
     "cudaRuntimeGetVersion", "cudaDriverGetVersion", "cudaGetDeviceCount",
     "cudaGetErrorName", "cudaGetErrorString", "cudaGetLastError",
-    "cudaDeviceGetAttribute", "cudaDeviceGetPCIBusId", "cudaSetDevice",
-    "cudaGetDevice", "cudaMemGetInfo", "cudaMalloc", "cudaFree",
+    "cudaDeviceGetAttribute", "cudaDeviceGetPCIBusId",
+    "cudaMemGetInfo", "cudaMalloc", "cudaFree",
     "cudaMallocHost", "cudaFreeHost", "cudaMemcpyAsync", "cudaMemsetAsync",
     "cudaStreamCreateWithFlags", "cudaStreamDestroy", "cudaStreamSynchronize",
     "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
@@ -137,8 +137,6 @@ static const char *bind_runtime(gp_cuda *c)
     miss[i++] = SYM(l, "cudaGetLastError", c->rt.GetLastError);
     miss[i++] = SYM(l, "cudaDeviceGetAttribute", c->rt.DeviceGetAttribute);
     miss[i++] = SYM(l, "cudaDeviceGetPCIBusId", c->rt.DeviceGetPCIBusId);
-    miss[i++] = SYM(l, "cudaSetDevice", c->rt.SetDevice);
-    miss[i++] = SYM(l, "cudaGetDevice", c->rt.GetDevice);
     miss[i++] = SYM(l, "cudaMemGetInfo", c->rt.MemGetInfo);
     miss[i++] = SYM(l, "cudaMalloc", c->rt.Malloc);
     miss[i++] = SYM(l, "cudaFree", c->rt.Free);
@@ -708,3 +706,75 @@ int gp_cuda_load_nvml(gp_cuda *cuda)
 void gp_cuda_unload(gp_cuda *cuda) { free(cuda); }
 
 #endif
+
+#ifdef GPUPROBE_HAVE_CUDA
+static gpuprobe_status drv_fail(gpuprobe_context *ctx, const gp_device *dev,
+                                const char *call, CUresult r)
+{
+    const char *en = NULL;
+    if (!ctx->cuda->drv.GetErrorName ||
+        ctx->cuda->drv.GetErrorName(r, &en) != CUDA_SUCCESS || !en)
+        en = "unrecognized CUDA driver error";
+    return gp_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
+                                                      : GPUPROBE_ERR_CUDA,
+                   "%s on %s (%s) failed with %s", call, dev->spec, dev->name, en);
+}
+#endif
+
+gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
+{
+#ifdef GPUPROBE_HAVE_CUDA
+    gp_cuda *c = ctx->cuda;
+    if (!c || !c->drv_lib || !c->drvctx.PrimaryCtxRetain ||
+        !c->drvctx.CtxPushCurrent || !c->drvctx.CtxPopCurrent)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "the CUDA driver's context functions are not loaded");
+    CUdevice cudev;
+    CUresult r = c->drv.DeviceGet(&cudev, dev->cuda_index);
+    if (r != CUDA_SUCCESS)
+        return drv_fail(ctx, dev, "cuDeviceGet", r);
+    int held = 0;
+    for (size_t k = 0; k < c->nretained; k++)
+        held |= c->retained[k] == cudev;
+    if (!held && c->nretained == c->retained_cap) {
+        size_t cap = c->retained_cap ? c->retained_cap * 2 : 4;
+        CUdevice *grown = realloc(c->retained, cap * sizeof *grown);
+        if (!grown)
+            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                           "out of memory recording retained CUDA contexts");
+        c->retained = grown;
+        c->retained_cap = cap;
+    }
+    CUcontext pctx = NULL;
+    r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
+    if (r != CUDA_SUCCESS)
+        return drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
+    if (held)
+        (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device */
+    else
+        c->retained[c->nretained++] = cudev;
+    r = c->drvctx.CtxPushCurrent(pctx);
+    if (r != CUDA_SUCCESS)
+        return drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);
+    return GPUPROBE_OK;
+#else
+    (void)dev;
+    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                   "libgpuprobe was built without CUDA support");
+#endif
+}
+
+gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev)
+{
+#ifdef GPUPROBE_HAVE_CUDA
+    CUcontext popped = NULL;
+    CUresult r = ctx->cuda->drvctx.CtxPopCurrent(&popped);
+    if (r != CUDA_SUCCESS)
+        return drv_fail(ctx, dev, "cuCtxPopCurrent_v2", r);
+    return GPUPROBE_OK;
+#else
+    (void)dev;
+    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                   "libgpuprobe was built without CUDA support");
+#endif
+}

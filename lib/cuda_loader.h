@@ -58,8 +58,6 @@ typedef struct gp_cuda {
         cudaError_t (*GetLastError)(void);
         cudaError_t (*DeviceGetAttribute)(int *, enum cudaDeviceAttr, int);
         cudaError_t (*DeviceGetPCIBusId)(char *, int, int);
-        cudaError_t (*SetDevice)(int);
-        cudaError_t (*GetDevice)(int *);
         cudaError_t (*MemGetInfo)(size_t *, size_t *);
         cudaError_t (*Malloc)(void **, size_t);
         cudaError_t (*Free)(void *);
@@ -141,6 +139,18 @@ void gp_cuda_unload(gp_cuda *cuda);
 int gp_cuda_load_nvml(gp_cuda *cuda);
 /* "12.4" from 12040; "unknown" for 0 or less. */
 void gp_cuda_version_string(int version, char *buf, size_t size);
+
+/*
+ * Make the primary context of CUDA device `dev` (the one the runtime and
+ * cuBLAS use) current on the calling thread, pushed on top of whatever was
+ * current; gp_cuda_leave() pops it. The calling thread's current context and
+ * the runtime's current device are thus left exactly as they were, and no
+ * other device gets a context (cudaSetDevice would create one on the device
+ * "restored" to). The primary context is retained once per gpuprobe context
+ * and released by gp_cuda_unload(). Errors name the driver call.
+ */
+gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev);
+gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);
 
 #ifdef GPUPROBE_HAVE_CUDA
 /* "cudaErrorMemoryAllocation"-style name of a runtime error (never NULL). */

@@ -92,16 +92,16 @@ void gp_cuda_blas_release(gpuprobe_context *ctx)
     struct gp_cuda_blas *b = ctx->blas;
     const gp_cuda *cu = ctx->cuda;
     if (cu && b->ndev) {
-        int prev = -1;
-        if (cu->rt.GetDevice(&prev) != cudaSuccess)
-            prev = -1;
         for (size_t i = 0; i < b->ndev; i++) {
-            /* Handles and streams belong to their device's context. */
-            if (cu->rt.SetDevice(b->dev[i].cuda_index) == cudaSuccess)
+            /* Handles and streams belong to their device's context: make
+             * it current (pushed) while they are destroyed. */
+            size_t di = (size_t)b->dev[i].cuda_index + 1;
+            if (di < ctx->ndevices &&
+                gp_cuda_enter(ctx, &ctx->devices[di]) == GPUPROBE_OK) {
                 dev_release(cu, &b->dev[i]);
+                (void)gp_cuda_leave(ctx, &ctx->devices[di]);
+            }
         }
-        if (prev >= 0)
-            cu->rt.SetDevice(prev);
     }
     free(b->dev);
     free(b);
@@ -374,13 +374,14 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
 
     bufs b;
     memset(&b, 0, sizeof b);
-    int prev_dev = -1;
-    cudaError_t e = cu->rt.GetDevice(&prev_dev);
-    if (e != cudaSuccess)
-        return rt_fail(ctx, "cudaGetDevice", e);
-    /* From here on, every exit goes through `out`: buffers freed, the
-     * thread's current device put back. */
-    CK_RT("cudaSetDevice", cu->rt.SetDevice(dev->cuda_index));
+    /* The device's primary context, pushed for this call only: the
+     * thread's current context/device are left as they were, and no other
+     * device gets a context. From here on, every exit goes through `out`:
+     * buffers freed, the context popped. */
+    st = gp_cuda_enter(ctx, dev);
+    if (st != GPUPROBE_OK)
+        return st;
+    cudaError_t e;
 
     gp_blas_dev *d = NULL;
     CK(get_dev(ctx, dev->cuda_index, &d));
@@ -511,8 +512,11 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
 
 out:
     release_buffers(cu, &b);
-    if (prev_dev >= 0 && prev_dev != dev->cuda_index)
-        (void)cu->rt.SetDevice(prev_dev);
+    {
+        gpuprobe_status lst = gp_cuda_leave(ctx, dev);
+        if (st == GPUPROBE_OK)
+            st = lst;
+    }
     if (st != GPUPROBE_OK)
         job->runs = 0;
     return st;

@@ -455,49 +455,25 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     if (cr != CUDA_SUCCESS)
         DRV_FAIL("cuDevicePrimaryCtxGetState", cr);
 
-    /* Does this gpuprobe context already hold the primary context? */
-    int held = 0;
-    for (size_t k = 0; k < c->nretained; k++)
-        held |= c->retained[k] == cudev;
-    if (!held && c->nretained == c->retained_cap) {
-        size_t cap = c->retained_cap ? c->retained_cap * 2 : 4;
-        CUdevice *grown = realloc(c->retained, cap * sizeof *grown);
-        if (!grown)
-            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                           "out of memory recording retained CUDA contexts");
-        c->retained = grown;
-        c->retained_cap = cap;
-    }
-
     /* Measure the context's cost with NVML when this call creates it. */
     uint64_t used_before = 0;
     int measure = !active && dev->pci_bus_id[0] && gp_cuda_load_nvml(c) &&
                   nvml_used(c, dev->pci_bus_id, &used_before) == 0;
 
-    /* Retain the device's primary context (the one the runtime uses) and
-     * make it current only for this query: push/pop leaves the calling
-     * thread's current context and the runtime's current device as they
-     * were, and no other device gets a context. The retain is kept until
-     * the gpuprobe context is destroyed, so the cost stays measured. */
-    CUcontext pctx = NULL;
-    cr = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
-    if (cr != CUDA_SUCCESS)
-        DRV_FAIL("cuDevicePrimaryCtxRetain", cr);
-    if (held)
-        (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device is enough */
-    else
-        c->retained[c->nretained++] = cudev;
-    cr = c->drvctx.CtxPushCurrent(pctx);
-    if (cr != CUDA_SUCCESS)
-        DRV_FAIL("cuCtxPushCurrent_v2", cr);
+    /* Make the device's primary context (the one the runtime uses) current
+     * only for this query (gp_cuda_enter/gp_cuda_leave): the calling
+     * thread's current context and device stay as they were, and no other
+     * device gets a context. */
+    gpuprobe_status st = gp_cuda_enter(ctx, dev);
+    if (st != GPUPROBE_OK)
+        return st;
     size_t f = 0, t = 0;
     cr = c->drvctx.MemGetInfo(&f, &t);
-    CUcontext popped = NULL;
-    CUresult pr = c->drvctx.CtxPopCurrent(&popped);
+    gpuprobe_status lst = gp_cuda_leave(ctx, dev);
     if (cr != CUDA_SUCCESS)
         DRV_FAIL("cuMemGetInfo_v2", cr);
-    if (pr != CUDA_SUCCESS)
-        DRV_FAIL("cuCtxPopCurrent_v2", pr);
+    if (lst != GPUPROBE_OK)
+        return lst;
 #undef DRV_FAIL
     *total = t;
     *free_bytes = f;
