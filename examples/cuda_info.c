@@ -38,7 +38,8 @@
  *                         multiprocessors, clock_khz, memory_clock_khz,
  *                         memory_bus_bits. The CPU entry adds logical_cores,
  *                         simd ("none", "sse4_2", "avx", "avx2_fma",
- *                         "avx512"), clock_khz, blas_core, blas_threads.
+ *                         "avx512"), clock_khz (the BLAS attributes are
+ *                         smi's: asking for them loads OpenBLAS).
  *                         Values the system does not know are null.
  *
  * Exit status: 0 success (CUDA available or not), 1 a library call failed,

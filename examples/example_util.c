@@ -197,10 +197,11 @@ gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,
         else
             fputs("null", out);
         json_int_member(out, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
-        json_str_member(out, ctx, index, "blas_core", GPUPROBE_ATTR_BLAS_CORE, &first);
-        json_int_member(out, ctx, index, "blas_threads", GPUPROBE_ATTR_BLAS_THREADS, &first);
-        if (verbose)
+        if (verbose) { /* the BLAS attributes load OpenBLAS (~3 ms) */
+            json_str_member(out, ctx, index, "blas_core", GPUPROBE_ATTR_BLAS_CORE, &first);
+            json_int_member(out, ctx, index, "blas_threads", GPUPROBE_ATTR_BLAS_THREADS, &first);
             json_str_member(out, ctx, index, "blas_config", GPUPROBE_ATTR_BLAS_CONFIG, &first);
+        }
     }
     return first;
 }

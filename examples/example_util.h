@@ -53,8 +53,9 @@ const char *ex_simd_label(int64_t simd);
  * then for a CUDA device "cuda_index", "uuid", "pci_bus_id",
  * "compute_capability" ("9.0"), "cc_major", "cc_minor", "multiprocessors",
  * "clock_khz", "memory_clock_khz", "memory_bus_bits"; for the CPU
- * "logical_cores", "simd", "clock_khz", "blas_core", "blas_threads" and,
- * with @p verbose, "blas_config". An attribute the system does not know is
+ * "logical_cores", "simd", "clock_khz" and, with @p verbose, "blas_core",
+ * "blas_threads" and "blas_config" (asking for them loads OpenBLAS, which
+ * a quick CUDA check does not need). An attribute the system does not know is
  * null. Returns the status of the first failing call other than
  * GPUPROBE_ERR_UNSUPPORTED (GPUPROBE_OK if none). */
 gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,

@@ -8,6 +8,7 @@
 #endif
 #include "internal.h"
 #include "cuda_loader.h"
+#include "cpu_blas.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,7 @@ void gpuprobe_context_destroy(gpuprobe_context *ctx)
         return;
     gp_cuda_blas_release(ctx);
     gp_cuda_unload(ctx->cuda);
+    gp_openblas_release(ctx->openblas);
     free(ctx->devices);
     free(ctx);
 }

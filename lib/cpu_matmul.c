@@ -16,34 +16,13 @@
 #define _GNU_SOURCE
 #endif
 #include "matmul_internal.h"
+#include "cpu_blas.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-void gp_cpu_blas_name(char *dst, size_t size)
-{
-    /* openblas_get_config() reads e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH
-     * NO_AFFINITY Haswell MAX_THREADS=64": keep the name and version, then
-     * add the core actually selected at run time. */
-    const char *cfg = openblas_get_config();
-    const char *core = openblas_get_corename();
-    char ver[64] = "OpenBLAS";
-    if (cfg) {
-        size_t len = 0, spaces = 0;
-        while (cfg[len] && len + 1 < sizeof ver) {
-            if (cfg[len] == ' ' && ++spaces == 2)
-                break;
-            len++;
-        }
-        memcpy(ver, cfg, len);
-        ver[len] = '\0';
-    }
-    gp_snprintf(dst, size, "%s %s", ver, core && core[0] ? core : "unknown-core");
-}
 
 static inline double now_s(void)
 {
@@ -73,6 +52,10 @@ static inline double now_s(void)
 gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
 {
     double setup0 = now_s();
+    const gp_openblas *ob = NULL;
+    gpuprobe_status st = gp_openblas_get(ctx, &ob);
+    if (st != GPUPROBE_OK)
+        return st;
     const int dp = job->dtype == GPUPROBE_DTYPE_FP64;
     const gp_elem e = dp ? GP_ELEM_F64 : GP_ELEM_F32;
     const size_t es = gp_elem_size(e);
@@ -114,11 +97,11 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     const int set_threads = job->cpu_threads > 0;
     if (set_threads)
         pthread_mutex_lock(&threads_lock);
-    const int prev_threads = openblas_get_num_threads();
+    const int prev_threads = ob->get_num_threads();
     if (set_threads)
-        openblas_set_num_threads((int)job->cpu_threads);
-    job->threads = openblas_get_num_threads();
-    gp_cpu_blas_name(job->backend, sizeof job->backend);
+        ob->set_num_threads((int)job->cpu_threads);
+    job->threads = ob->get_num_threads();
+    gp_openblas_name(ob, job->backend, sizeof job->backend);
     job->math_mode[0] = '\0';
     gp_strlcpy(job->compute_type, dp ? "cblas_dgemm" : "cblas_sgemm",
                sizeof job->compute_type);
@@ -127,24 +110,24 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
         const double *ad = a, *bd = b;
         double *cd = c;
         for (int64_t w = 0; w < job->warmup; w++)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+            ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
                         1.0, ad, k, bd, n, 0.0, cd, n);
         job->setup_s = now_s() - setup0;
-        GP_TIMED_LOOP(cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+        GP_TIMED_LOOP(ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                                   m, n, k, 1.0, ad, k, bd, n, 0.0, cd, n));
     } else {
         const float *af = a, *bf = b;
         float *cf = c;
         for (int64_t w = 0; w < job->warmup; w++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+            ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
                         1.0f, af, k, bf, n, 0.0f, cf, n);
         job->setup_s = now_s() - setup0;
-        GP_TIMED_LOOP(cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+        GP_TIMED_LOOP(ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                                   m, n, k, 1.0f, af, k, bf, n, 0.0f, cf, n));
     }
 
     if (set_threads) {
-        openblas_set_num_threads(prev_threads);
+        ob->set_num_threads(prev_threads);
         pthread_mutex_unlock(&threads_lock);
     }
 

@@ -10,7 +10,7 @@
 #include "internal.h"
 #include "cuda_loader.h"
 
-#include <cblas.h>
+#include "cpu_blas.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,12 +167,8 @@ gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot)
         if (pages > 0 && psz > 0 && (uint64_t)pages <= UINT64_MAX / (uint64_t)psz)
             cpu->total_memory = (uint64_t)pages * (uint64_t)psz;
     }
-
-    /* OpenBLAS identity (linked; cheap queries). */
-    const char *core = openblas_get_corename();
-    const char *config = openblas_get_config();
-    gp_strlcpy(cpu->blas_core, core && core[0] ? core : "unknown", sizeof cpu->blas_core);
-    gp_strlcpy(cpu->blas_config, config ? config : "", sizeof cpu->blas_config);
+    /* The BLAS attributes are filled on first request (blas_identity()):
+     * OpenBLAS is loaded only when needed, see cpu_blas.h. */
     return GPUPROBE_OK;
 }
 
@@ -466,7 +462,14 @@ gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
         break;
     case GPUPROBE_ATTR_LOGICAL_CORES: v = d->logical_cores; break;
     case GPUPROBE_ATTR_SIMD: v = d->simd; break;
-    case GPUPROBE_ATTR_BLAS_THREADS: v = openblas_get_num_threads(); break;
+    case GPUPROBE_ATTR_BLAS_THREADS: {
+        const gp_openblas *ob = NULL;
+        st = gp_openblas_get(ctx, &ob);
+        if (st != GPUPROBE_OK)
+            return st;
+        v = ob->get_num_threads(); /* read now: it is process-wide and can change */
+        break;
+    }
     default:
         return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
                        "attribute %d has no integer getter", (int)attr);
@@ -501,6 +504,20 @@ gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t device,
                                      attr, A_STRING, value, &d);
     if (st != GPUPROBE_OK)
         return st;
+    if ((attr == GPUPROBE_ATTR_BLAS_CORE || attr == GPUPROBE_ATTR_BLAS_CONFIG) &&
+        d->blas_core[0] == '\0') {
+        /* First request: load OpenBLAS and keep its identity with the CPU
+         * device (it does not change while the process runs). */
+        const gp_openblas *ob = NULL;
+        st = gp_openblas_get(ctx, &ob);
+        if (st != GPUPROBE_OK)
+            return st;
+        gp_device *cpu = &ctx->devices[device];
+        const char *core = ob->get_corename();
+        const char *config = ob->get_config();
+        gp_strlcpy(cpu->blas_core, core && core[0] ? core : "unknown", sizeof cpu->blas_core);
+        gp_strlcpy(cpu->blas_config, config ? config : "", sizeof cpu->blas_config);
+    }
     const char *s = NULL;
     switch (attr) {
     case GPUPROBE_ATTR_NAME: s = d->name; break;

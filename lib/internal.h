@@ -71,6 +71,7 @@ typedef struct gp_fake_cuda {
 
 struct gp_cuda;        /* CUDA loader state, lib/cuda_loader.h */
 struct gp_cuda_blas;   /* cuBLAS state for matmul, lib/cuda_matmul.c */
+struct gp_openblas;    /* OpenBLAS, loaded at first use, lib/cpu_blas.h */
 
 struct gpuprobe_context {
     char error[GP_ERR_LEN];       /* last error; "" after success */
@@ -99,6 +100,7 @@ struct gpuprobe_context {
 
     struct gp_cuda *cuda;         /* NULL until CUDA is first needed */
     struct gp_cuda_blas *blas;    /* NULL until the first GPU matmul */
+    struct gp_openblas *openblas; /* NULL until OpenBLAS is first needed (cpu_blas.h) */
 };
 
 /* ---- context.c: errors ---- */

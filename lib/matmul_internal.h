@@ -110,8 +110,6 @@ int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
  * free everything they allocated before returning, on every path. */
 gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job);
 gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job);
-/* The BLAS in use, e.g. "OpenBLAS 0.3.21 Haswell" (cpu_matmul.c). */
-void gp_cpu_blas_name(char *dst, size_t size);
 
 /* cuda_matmul.c: frees the per-context cuBLAS handles, streams and events
  * (called from gpuprobe_context_destroy). */

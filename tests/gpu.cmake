@@ -4,3 +4,10 @@ add_executable(capacity_probe ${CMAKE_CURRENT_SOURCE_DIR}/gpu/capacity_probe.c)
 target_link_libraries(capacity_probe PRIVATE gpuprobe ${CMAKE_DL_LIBS})
 add_test(NAME gpu.capacity_probe COMMAND capacity_probe)
 set_tests_properties(gpu.capacity_probe PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# runstat: median wall time and peak RSS of a command (scripts/gpu-check,
+# scripts/bench-probe). Checked here on cuda_info, which must run and exit 0.
+add_executable(runstat ${CMAKE_CURRENT_SOURCE_DIR}/bench/runstat.c)
+set_target_properties(runstat PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+add_test(NAME bench.runstat_cuda_info COMMAND runstat 3 cuda_info -- $<TARGET_FILE:cuda_info>)
+set_tests_properties(bench.runstat_cuda_info PROPERTIES PASS_REGULAR_EXPRESSION "\"median_ms\": [0-9.]+, .*\"failures\": 0")
