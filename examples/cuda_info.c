@@ -110,38 +110,16 @@ static int print_json(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
 
 int main(int argc, char **argv)
 {
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return EX_OK;
-        } else {
-            fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
-            usage(stderr);
-            return EX_USAGE;
-        }
-    }
-
-    gpuprobe_context *ctx = NULL;
-    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
-    if (st != GPUPROBE_OK) {
-        ex_report(prog, "creating a context", NULL, st);
-        return EX_FAIL;
-    }
-    gpuprobe_cuda_cause cause;
-    const char *detail = "";
-    st = gpuprobe_cuda_status(ctx, &cause, &detail);
-    if (st != GPUPROBE_OK) {
-        ex_report(prog, "asking for CUDA", ctx, st);
-        gpuprobe_context_destroy(ctx);
-        return EX_FAIL;
-    }
-    int rt = 0, drv = 0;
-    int have_rt = gpuprobe_cuda_runtime_version(ctx, &rt) == GPUPROBE_OK;
-    int have_drv = gpuprobe_cuda_driver_version(ctx, &drv) == GPUPROBE_OK;
-
+    int json;
+    ex_cuda_probe pr;
+    int exit_now = ex_cuda_probe_start(argc, argv, prog, usage, &json, &pr);
+    if (exit_now >= 0)
+        return exit_now;
+    gpuprobe_context *ctx = pr.ctx;
+    gpuprobe_cuda_cause cause = pr.cause;
+    const char *detail = pr.detail;
+    int have_rt = pr.have_rt, rt = pr.rt, have_drv = pr.have_drv, drv = pr.drv;
+    gpuprobe_status st;
     int rc = EX_OK;
     if (json) {
         rc = print_json(ctx, cause, detail, have_rt, rt, have_drv, drv);

@@ -205,3 +205,38 @@ gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,
     }
     return first;
 }
+
+int ex_cuda_probe_start(int argc, char **argv, const char *prog,
+                        void (*usage)(FILE *), int *json, ex_cuda_probe *probe)
+{
+    *json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            *json = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return EX_OK;
+        } else {
+            fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[i]);
+            usage(stderr);
+            return EX_USAGE;
+        }
+    }
+    memset(probe, 0, sizeof *probe);
+    probe->detail = "";
+    gpuprobe_status st = gpuprobe_context_create(&probe->ctx, 0);
+    if (st != GPUPROBE_OK) {
+        ex_report(prog, "creating a context", NULL, st);
+        return EX_FAIL;
+    }
+    st = gpuprobe_cuda_status(probe->ctx, &probe->cause, &probe->detail);
+    if (st != GPUPROBE_OK) {
+        ex_report(prog, "asking for CUDA", probe->ctx, st);
+        gpuprobe_context_destroy(probe->ctx);
+        probe->ctx = NULL;
+        return EX_FAIL;
+    }
+    probe->have_rt = gpuprobe_cuda_runtime_version(probe->ctx, &probe->rt) == GPUPROBE_OK;
+    probe->have_drv = gpuprobe_cuda_driver_version(probe->ctx, &probe->drv) == GPUPROBE_OK;
+    return -1;
+}

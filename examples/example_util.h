@@ -61,4 +61,22 @@ const char *ex_simd_label(int64_t simd);
 gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,
                                        size_t index, int verbose);
 
+/* What smi and cuda_info start from: a context, the CUDA answer and the
+ * versions. */
+typedef struct ex_cuda_probe {
+    gpuprobe_context *ctx;
+    gpuprobe_cuda_cause cause;
+    const char *detail;
+    int have_rt, rt;   /* runtime version, when a runtime was loaded */
+    int have_drv, drv; /* driver's CUDA version, when a driver was loaded */
+} ex_cuda_probe;
+
+/* Parse the command line of a program whose only option is --json (and
+ * --help, which prints usage(stdout)), then create a context and ask for
+ * CUDA. Returns -1 to go on (probe filled; destroy probe->ctx when done),
+ * or the exit status to return at once (usage printed, or a failure
+ * reported on stderr). */
+int ex_cuda_probe_start(int argc, char **argv, const char *prog,
+                        void (*usage)(FILE *), int *json, ex_cuda_probe *probe);
+
 #endif

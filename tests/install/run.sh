@@ -120,7 +120,7 @@ export PKG_CONFIG_PATH=$libdir/pkgconfig
 libs=$($PKG_CONFIG --libs gpuprobe)
 echo "pkg-config --cflags --libs gpuprobe: $($PKG_CONFIG --cflags gpuprobe) $libs"
 case " $libs " in *" -lgpuprobe "*) ;; *) die "Libs lack -lgpuprobe" ;; esac
-case " $libs " in *openblas*|*cuda*|*cublas*) die "Libs expose a run-time-loaded library: $libs" ;; esac
+case " $libs " in *" -lopenblas"*|*" -lcuda"*|*" -lcublas"*) die "Libs expose a run-time-loaded library: $libs" ;; esac
 slibs=$($PKG_CONFIG --static --libs gpuprobe)
 case " $slibs " in *" -ldl "*) ;; *) die "--static --libs lacks -ldl: $slibs" ;; esac
 for std in c99 c11; do
