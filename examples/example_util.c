@@ -240,3 +240,28 @@ int ex_cuda_probe_start(int argc, char **argv, const char *prog,
     probe->have_drv = gpuprobe_cuda_driver_version(probe->ctx, &probe->drv) == GPUPROBE_OK;
     return -1;
 }
+
+static void json_version(FILE *out, int have, int version)
+{
+    if (have) {
+        char v[32];
+        ex_cuda_version(v, sizeof v, version);
+        ex_json_string(out, v);
+    } else {
+        fputs("null", out);
+    }
+}
+
+void ex_json_cuda_members(FILE *out, gpuprobe_cuda_cause cause, const char *detail,
+                          int have_rt, int rt, int have_drv, int drv)
+{
+    fprintf(out, "\"cuda_available\": %s, \"reason\": ",
+            cause == GPUPROBE_CUDA_AVAILABLE ? "true" : "false");
+    ex_json_string(out, gpuprobe_cuda_cause_name(cause));
+    fputs(", \"detail\": ", out);
+    ex_json_string(out, detail);
+    fputs(", \"cuda_runtime_version\": ", out);
+    json_version(out, have_rt, rt);
+    fputs(", \"cuda_driver_version\": ", out);
+    json_version(out, have_drv, drv);
+}

@@ -217,28 +217,10 @@ static int print_json(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
         ex_report(prog, "counting devices", ctx, st);
         return EX_FAIL;
     }
-    char v[32];
     fputs("{\"library_version\": ", stdout);
     ex_json_string(stdout, gpuprobe_version_string());
-    printf(", \"cuda_available\": %s, \"reason\": ",
-           cause == GPUPROBE_CUDA_AVAILABLE ? "true" : "false");
-    ex_json_string(stdout, gpuprobe_cuda_cause_name(cause));
-    fputs(", \"detail\": ", stdout);
-    ex_json_string(stdout, detail);
-    fputs(", \"cuda_runtime_version\": ", stdout);
-    if (have_rt) {
-        ex_cuda_version(v, sizeof v, rt);
-        ex_json_string(stdout, v);
-    } else {
-        fputs("null", stdout);
-    }
-    fputs(", \"cuda_driver_version\": ", stdout);
-    if (have_drv) {
-        ex_cuda_version(v, sizeof v, drv);
-        ex_json_string(stdout, v);
-    } else {
-        fputs("null", stdout);
-    }
+    fputs(", ", stdout);
+    ex_json_cuda_members(stdout, cause, detail, have_rt, rt, have_drv, drv);
     fputs(", \"devices\": [", stdout);
     int rc = EX_OK;
     for (size_t i = 0; i < n; i++) {

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "sysroot_util.h"
 
 static gpuprobe_context *new_ctx(void)
 {
@@ -31,40 +32,6 @@ static gpuprobe_context *new_ctx(void)
 
 /* ---- a temporary sysroot ---- */
 
-static void mkdirs(const char *root, const char *rel)
-{
-    char p[GP_PATH_LEN];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    for (char *s = p + strlen(root) + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    }
-    mkdir(p, 0755);
-}
-
-static void put(const char *root, const char *rel, const char *text)
-{
-    char p[GP_PATH_LEN];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    char *slash = strrchr(p, '/');
-    *slash = '\0';
-    mkdirs(root, p + strlen(root) + 1);
-    *slash = '/';
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void rm_tree(const char *root)
-{
-    char cmd[GP_PATH_LEN + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
-}
 
 /* ---- the CPU ---- */
 
@@ -137,13 +104,13 @@ static void test_cpu_describe_fake_sysroot(void **state)
     (void)state;
     char root[] = "/tmp/gpuprobe-dev-XXXXXX";
     assert_non_null(mkdtemp(root));
-    put(root, "proc/cpuinfo",
+    sr_put(root, "proc/cpuinfo",
         "processor\t: 0\nvendor_id\t: GenuineIntel\n"
         "model name\t: Test CPU @ 3.00GHz   \n"
         "cpu MHz\t\t: 1234.567\n"
         "flags\t\t: fpu sse sse2 sse4_1 sse4_2 avx avx2 fma avx512f\n\n"
         "processor\t: 1\nmodel name\t: Other name\n");
-    put(root, "proc/meminfo", "MemTotal:  1000 kB\nMemAvailable: 500 kB\n");
+    sr_put(root, "proc/meminfo", "MemTotal:  1000 kB\nMemAvailable: 500 kB\n");
     gp_device cpu;
     assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
     assert_string_equal(cpu.name, "Test CPU @ 3.00GHz");
@@ -153,7 +120,7 @@ static void test_cpu_describe_fake_sysroot(void **state)
     assert_string_equal(cpu.spec, "cpu");
 
     /* cpufreq's maximum wins over cpuinfo's current MHz */
-    put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+    sr_put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
     assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
     assert_int_equal(cpu.clock_khz, 3500000);
 
@@ -162,18 +129,18 @@ static void test_cpu_describe_fake_sysroot(void **state)
     memcpy(big, "model name\t: ", 13);
     memset(big + 13, 'X', 4096);
     strcpy(big + 13 + 4096, "\n");
-    put(root, "proc/cpuinfo", big);
+    sr_put(root, "proc/cpuinfo", big);
     assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
     assert_int_equal(strlen(cpu.name), GP_NAME_LEN - 1);
     assert_int_equal(cpu.simd, GPUPROBE_SIMD_NONE);
 
     /* nothing readable: a fallback name, clock unknown */
-    put(root, "proc/cpuinfo", "garbage without colons\n\n\n");
+    sr_put(root, "proc/cpuinfo", "garbage without colons\n\n\n");
     unlink(strcat(strcpy(big, root), "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
     assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
     assert_true(strlen(cpu.name) > 0);
     assert_int_equal(cpu.clock_khz, 0);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cpu_clock_unsupported_via_sysroot(void **state)
@@ -181,8 +148,8 @@ static void test_cpu_clock_unsupported_via_sysroot(void **state)
     (void)state;
     char root[] = "/tmp/gpuprobe-dev-XXXXXX";
     assert_non_null(mkdtemp(root));
-    put(root, "proc/cpuinfo", "model name : Clockless\nflags : sse4_2\n");
-    put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+    sr_put(root, "proc/cpuinfo", "model name : Clockless\nflags : sse4_2\n");
+    sr_put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
     gpuprobe_context *ctx = new_ctx();
     gp_test_set_sysroot(ctx, root);
     int64_t v;
@@ -195,7 +162,7 @@ static void test_cpu_clock_unsupported_via_sysroot(void **state)
     assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
     assert_string_equal(s, "Clockless");
     gpuprobe_context_destroy(ctx);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 /* ---- bad inputs ---- */

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "sysroot_util.h"
 
 #define KB UINT64_C(1024)
 #define MIB (UINT64_C(1) << 20)
@@ -33,40 +34,6 @@ static gpuprobe_context *new_ctx(void)
     return ctx;
 }
 
-static void mkdirs(const char *path)
-{
-    char p[GP_PATH_LEN];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    }
-    mkdir(p, 0755);
-}
-
-static void put(const char *root, const char *rel, const char *text)
-{
-    char p[GP_PATH_LEN];
-    snprintf(p, sizeof p, "%s/%s", root, rel);
-    char *slash = strrchr(p, '/');
-    *slash = '\0';
-    mkdirs(p);
-    *slash = '/';
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void rm_tree(const char *root)
-{
-    char cmd[GP_PATH_LEN + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    assert_int_equal(system(cmd), 0);
-}
 
 /* A sysroot with /proc/meminfo of 16 GiB total, 12 GiB available. */
 static char *fake_root(void)
@@ -74,7 +41,7 @@ static char *fake_root(void)
     static char root[64];
     strcpy(root, "/tmp/gpuprobe-mem-XXXXXX");
     assert_non_null(mkdtemp(root));
-    put(root, "proc/meminfo",
+    sr_put(root, "proc/meminfo",
         "MemTotal:       16777216 kB\nMemFree:         1000000 kB\n"
         "MemAvailable:   12582912 kB\nBuffers:  1 kB\nCached:  2 kB\n");
     return root;
@@ -139,10 +106,10 @@ static void test_cgroup_v2_limit(void **state)
 {
     (void)state;
     char *root = fake_root();
-    put(root, "proc/self/cgroup", "0::/user.slice/app.scope\n");
-    put(root, "sys/fs/cgroup/user.slice/app.scope/memory.max", "4294967296\n");
-    put(root, "sys/fs/cgroup/user.slice/app.scope/memory.current", "1073741824\n");
-    put(root, "sys/fs/cgroup/user.slice/app.scope/memory.stat",
+    sr_put(root, "proc/self/cgroup", "0::/user.slice/app.scope\n");
+    sr_put(root, "sys/fs/cgroup/user.slice/app.scope/memory.max", "4294967296\n");
+    sr_put(root, "sys/fs/cgroup/user.slice/app.scope/memory.current", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/user.slice/app.scope/memory.stat",
         "anon 1000\nfile 536870912\ninactive_file 268435456\nactive_file 1\n");
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
@@ -155,23 +122,23 @@ static void test_cgroup_v2_limit(void **state)
     assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
 
     /* a tighter ancestor wins */
-    put(root, "sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
-    put(root, "sys/fs/cgroup/user.slice/memory.current", "2000000000\n");
+    sr_put(root, "sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
+    sr_put(root, "sys/fs/cgroup/user.slice/memory.current", "2000000000\n");
     info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
     assert_int_equal(info.cgroup_limit_bytes, 2 * GIB);
     assert_int_equal(info.total_bytes, 2 * GIB);
     assert_int_equal(info.available_bytes, 2 * GIB - 2000000000);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cgroup_v2_max(void **state)
 {
     (void)state;
     char *root = fake_root();
-    put(root, "proc/self/cgroup", "0::/a\n");
-    put(root, "sys/fs/cgroup/a/memory.max", "max\n");
-    put(root, "sys/fs/cgroup/a/memory.current", "123\n");
+    sr_put(root, "proc/self/cgroup", "0::/a\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "max\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "123\n");
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
@@ -179,16 +146,16 @@ static void test_cgroup_v2_max(void **state)
     assert_int_equal(info.total_bytes, 16 * GIB);
     assert_int_equal(info.available_bytes, 12 * GIB);
     assert_int_equal(info.flags, 0);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cgroup_v2_limit_above_ram(void **state)
 {
     (void)state;
     char *root = fake_root();
-    put(root, "proc/self/cgroup", "0::/a\n");
-    put(root, "sys/fs/cgroup/a/memory.max", "68719476736\n"); /* 64 GiB */
-    put(root, "sys/fs/cgroup/a/memory.current", "0\n");
+    sr_put(root, "proc/self/cgroup", "0::/a\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "68719476736\n"); /* 64 GiB */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "0\n");
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
@@ -196,19 +163,19 @@ static void test_cgroup_v2_limit_above_ram(void **state)
     assert_int_equal(info.total_bytes, 16 * GIB);
     assert_int_equal(info.available_bytes, 12 * GIB);
     assert_int_equal(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED, 0);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cgroup_v1_limit(void **state)
 {
     (void)state;
     char *root = fake_root();
-    put(root, "proc/self/cgroup",
+    sr_put(root, "proc/self/cgroup",
         "12:pids:/\n4:memory:/process_api/abc\n3:cpu,cpuacct:/\n0::/\n");
-    put(root, "sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes", "1073741824\n");
-    put(root, "sys/fs/cgroup/memory/process_api/abc/memory.usage_in_bytes", "536870912\n");
-    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-    put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "999999999999\n");
+    sr_put(root, "sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/memory/process_api/abc/memory.usage_in_bytes", "536870912\n");
+    sr_put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    sr_put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "999999999999\n");
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
@@ -216,7 +183,7 @@ static void test_cgroup_v1_limit(void **state)
     assert_int_equal(info.total_bytes, GIB);
     assert_int_equal(info.available_bytes, GIB / 2);
     assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cgroup_v1_unlimited_and_mount_root(void **state)
@@ -224,9 +191,9 @@ static void test_cgroup_v1_unlimited_and_mount_root(void **state)
     (void)state;
     char *root = fake_root();
     /* The path is not visible (container): the mount root is used. */
-    put(root, "proc/self/cgroup", "4:memory:/docker/0123456789\n");
-    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-    put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "315576320\n");
+    sr_put(root, "proc/self/cgroup", "4:memory:/docker/0123456789\n");
+    sr_put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    sr_put(root, "sys/fs/cgroup/memory/memory.usage_in_bytes", "315576320\n");
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
@@ -234,15 +201,15 @@ static void test_cgroup_v1_unlimited_and_mount_root(void **state)
     assert_int_equal(info.total_bytes, 16 * GIB);
     assert_int_equal(info.flags, 0);
 
-    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "2147483648\n");
-    put(root, "sys/fs/cgroup/memory/memory.stat",
+    sr_put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "2147483648\n");
+    sr_put(root, "sys/fs/cgroup/memory/memory.stat",
         "cache 100\ntotal_inactive_file 15576320\n");
     info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
     assert_int_equal(info.cgroup_limit_bytes, 2 * GIB);
     assert_int_equal(info.total_bytes, 2 * GIB);
     assert_int_equal(info.available_bytes, 2 * GIB - 300000000);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cgroup_namespace_path(void **state)
@@ -250,25 +217,25 @@ static void test_cgroup_namespace_path(void **state)
     (void)state;
     char *root = fake_root();
     /* Outside our cgroup namespace: the mount root is our own cgroup. */
-    put(root, "proc/self/cgroup", "0::/../../system.slice/x\n");
-    put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
-    put(root, "sys/fs/cgroup/memory.current", "0\n");
-    put(root, "sys/system.slice/x/memory.max", "1024\n"); /* must not be read */
+    sr_put(root, "proc/self/cgroup", "0::/../../system.slice/x\n");
+    sr_put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/memory.current", "0\n");
+    sr_put(root, "sys/system.slice/x/memory.max", "1024\n"); /* must not be read */
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
     assert_int_equal(info.cgroup_limit_bytes, GIB);
     assert_int_equal(info.total_bytes, GIB);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_cgroup_garbage(void **state)
 {
     (void)state;
     char *root = fake_root();
-    put(root, "proc/self/cgroup", "this is not a cgroup file\n::::\n0::relative\n");
-    put(root, "sys/fs/cgroup/memory.max", "lots\n");
-    put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "-1\n");
+    sr_put(root, "proc/self/cgroup", "this is not a cgroup file\n::::\n0::relative\n");
+    sr_put(root, "sys/fs/cgroup/memory.max", "lots\n");
+    sr_put(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "-1\n");
     gpuprobe_status st;
     gpuprobe_memory_info info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
@@ -277,14 +244,14 @@ static void test_cgroup_garbage(void **state)
     assert_int_equal(info.available_bytes, 12 * GIB);
 
     /* usage above the limit: no room, never a wrap-around */
-    put(root, "proc/self/cgroup", "0::/x\n");
-    put(root, "sys/fs/cgroup/x/memory.max", "1000\n");
-    put(root, "sys/fs/cgroup/x/memory.current", "5000\n");
+    sr_put(root, "proc/self/cgroup", "0::/x\n");
+    sr_put(root, "sys/fs/cgroup/x/memory.max", "1000\n");
+    sr_put(root, "sys/fs/cgroup/x/memory.current", "5000\n");
     info = host_info(root, &st);
     assert_int_equal(st, GPUPROBE_OK);
     assert_int_equal(info.total_bytes, 1000);
     assert_int_equal(info.available_bytes, 0);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 static void test_meminfo_missing_or_garbage(void **state)
@@ -298,11 +265,11 @@ static void test_meminfo_missing_or_garbage(void **state)
     /* no /proc/meminfo at all: a system error naming the file */
     assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_ERR_SYSTEM);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "meminfo"));
-    put(root, "proc/meminfo", "\x01\x02garbage\nMemTotal: lots kB\n");
+    sr_put(root, "proc/meminfo", "\x01\x02garbage\nMemTotal: lots kB\n");
     assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_ERR_SYSTEM);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "meminfo"));
     gpuprobe_context_destroy(ctx);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 /* ---- parsers ---- */
@@ -474,7 +441,7 @@ static void test_read_file(void **state)
     (void)state;
     char root[] = "/tmp/gpuprobe-mem-XXXXXX";
     assert_non_null(mkdtemp(root));
-    put(root, "f", "hello world");
+    sr_put(root, "f", "hello world");
     char buf[6];
     assert_int_equal(gp_read_file(root, "/f", buf, sizeof buf), 0);
     assert_string_equal(buf, "hello"); /* truncated, NUL-terminated */
@@ -484,7 +451,7 @@ static void test_read_file(void **state)
     assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
     assert_string_equal(big, "");
     assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
-    rm_tree(root);
+    sr_rm_tree(root);
 }
 
 /* ---- the public struct ---- */
