@@ -30,9 +30,6 @@ static gpuprobe_context *new_ctx(void)
     return ctx;
 }
 
-/* ---- a temporary sysroot ---- */
-
-
 /* ---- the CPU ---- */
 
 static void test_cpu_device(void **state)

@@ -24,14 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,  \
-                    #cond);                                                   \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_check.h"
 
 static uint64_t rd64(const uint8_t *d, size_t n, size_t off)
 {

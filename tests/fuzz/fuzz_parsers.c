@@ -24,14 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,  \
-                    #cond);                                                   \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_check.h"
 
 static char *dup_n(const uint8_t *d, size_t n)
 {

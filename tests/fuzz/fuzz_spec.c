@@ -27,14 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,  \
-                    #cond);                                                   \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_check.h"
 
 #define GiB (UINT64_C(1) << 30)
 
