@@ -24,12 +24,6 @@
 #include <string.h>
 #include <time.h>
 
-static inline double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Timed runs: at least min_runs; then more while the budget lasts (time
  * since the first timed run), at most max_runs. Between the two clock
@@ -38,12 +32,12 @@ static inline double now_s(void)
     do {                                                                      \
         double budget_ = (double)job->budget_ms / 1000.0;                     \
         size_t min_ = (size_t)job->min_runs, max_ = (size_t)job->max_runs;    \
-        double first_ = now_s(), last_ = first_;                             \
+        double first_ = gp_now(), last_ = first_;                             \
         size_t r_ = 0;                                                        \
         while (r_ < min_ || (r_ < max_ && last_ - first_ < budget_)) {        \
-            double t0_ = now_s();                                             \
+            double t0_ = gp_now();                                             \
             GEMM_CALL;                                                        \
-            last_ = now_s();                                                  \
+            last_ = gp_now();                                                  \
             job->times[r_++] = last_ - t0_;                                   \
         }                                                                     \
         job->runs = r_;                                                       \
@@ -51,7 +45,7 @@ static inline double now_s(void)
 
 gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
 {
-    double setup0 = now_s();
+    double setup0 = gp_now();
     const gp_openblas *ob = NULL;
     gpuprobe_status st = gp_openblas_get(ctx, &ob);
     if (st != GPUPROBE_OK)
@@ -112,7 +106,7 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
         for (int64_t w = 0; w < job->warmup; w++)
             ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
                         1.0, ad, k, bd, n, 0.0, cd, n);
-        job->setup_s = now_s() - setup0;
+        job->setup_s = gp_now() - setup0;
         GP_TIMED_LOOP(ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                                   m, n, k, 1.0, ad, k, bd, n, 0.0, cd, n));
     } else {
@@ -121,7 +115,7 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
         for (int64_t w = 0; w < job->warmup; w++)
             ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
                         1.0f, af, k, bf, n, 0.0f, cf, n);
-        job->setup_s = now_s() - setup0;
+        job->setup_s = gp_now() - setup0;
         GP_TIMED_LOOP(ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                                   m, n, k, 1.0f, af, k, bf, n, 0.0f, cf, n));
     }

@@ -529,13 +529,6 @@ double gp_gpu_flops_per_clock_sm(int cc_major, int cc_minor,
 /* Helpers for the backends                                                 */
 /* ------------------------------------------------------------------------ */
 
-double gp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes)
 {
     if (m <= 0 || n <= 0 || elem == 0)

@@ -11,6 +11,8 @@
 
 #include "internal.h"
 
+#include <time.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,7 +102,12 @@ void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
                   gp_elem eb, void *c, gp_elem ec);
 
 /* Monotonic clock in seconds. */
-double gp_now(void);
+static inline double gp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
 int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
