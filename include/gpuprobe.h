@@ -36,15 +36,17 @@
  * Options objects and matmul results are plain data: any number of threads
  * may read one at once, but writing one needs exclusive access. The
  * process-wide OpenBLAS thread count is changed only for the duration of a
- * CPU matmul that asks for a thread count, and restored before it returns;
- * two contexts running CPU matmuls with different thread counts at the same
- * time therefore race on that global setting (results stay correct, the
- * thread count of one run may not be the one it asked for).
+ * CPU matmul that asks for a thread count (GPUPROBE_MATMUL_CPU_THREADS > 0),
+ * and restored before it returns. Such runs are serialised process-wide, so
+ * two of them never interleave their changes; a run that leaves the count
+ * alone takes no lock and may observe another run's temporary count (its
+ * result stays correct; GPUPROBE_METRIC_THREADS reports what it used).
  *
  * Environment variables (read with secure_getenv() when a context is
  * created, so they are ignored in set-user-ID programs):
  *
- * - `GPUPROBE_CUDA`: `0`, `off`, `no`, `false` or `disable` turns CUDA off;
+ * - `GPUPROBE_CUDA`: `0`, `off`, `no`, `false`, `disable` or `disabled`
+ *   (in any letter case) turns CUDA off;
  *   the CUDA cause is then ::GPUPROBE_CUDA_DISABLED.
  * - `GPUPROBE_CUDA_LIBDIR`: an absolute directory from which the CUDA
  *   runtime and cuBLAS are loaded instead of the system loader path. A
@@ -208,7 +210,8 @@ typedef enum gpuprobe_cuda_cause {
  *               hidden), e.g. "libcuda.so.1 not found: no NVIDIA driver is
  *               installed". Never NULL.
  * @return ::GPUPROBE_OK whatever the cause (an unusable CUDA is an answer,
- *         not an error), or ::GPUPROBE_ERR_INVALID_ARGUMENT.
+ *         not an error), ::GPUPROBE_ERR_INVALID_ARGUMENT, or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY when the host runs out of memory.
  */
 GPUPROBE_API gpuprobe_status gpuprobe_cuda_status(gpuprobe_context *ctx,
                                                   gpuprobe_cuda_cause *cause,
@@ -282,7 +285,7 @@ typedef enum gpuprobe_attr {
     GPUPROBE_ATTR_TOTAL_MEMORY = 12,   /**< int: total memory in bytes (GPU: device memory; CPU: physical RAM). All devices. */
     GPUPROBE_ATTR_LOGICAL_CORES = 13,  /**< int: logical CPUs online (sysconf). CPU only. */
     GPUPROBE_ATTR_SIMD = 14,           /**< int: ::gpuprobe_simd. CPU only. */
-    GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. */
+    GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. The BLAS attributes load OpenBLAS (libopenblas.so.0) on first request; UNSUPPORTED when it cannot be loaded. */
     GPUPROBE_ATTR_BLAS_THREADS = 16,   /**< int: OpenBLAS thread count now. CPU only. */
     GPUPROBE_ATTR_BLAS_CONFIG = 17     /**< string: OpenBLAS build configuration. CPU only. */
 } gpuprobe_attr;
@@ -290,8 +293,10 @@ typedef enum gpuprobe_attr {
 /**
  * Number of devices: 1 (the CPU) plus every usable CUDA device. Device 0 is
  * always the CPU; device i + 1 is CUDA ordinal i. The first call enumerates
- * (loading the CUDA runtime and driver, never cuBLAS); later calls use the
- * cached list.
+ * (loading the CUDA runtime and driver, never cuBLAS or OpenBLAS); later
+ * calls use the cached list.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY.
  */
 GPUPROBE_API gpuprobe_status gpuprobe_device_count(gpuprobe_context *ctx,
                                                    size_t *count);
@@ -644,7 +649,12 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_VERIFY_SAMPLES = 12 /**< Number of sampled output entries to verify. Default 256. */
 } gpuprobe_matmul_param;
 
-/** Create options holding the defaults. */
+/**
+ * Create options holding the defaults.
+ * @param out receives the options; set to NULL on failure.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT (NULL @p out) or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY.
+ */
 GPUPROBE_API gpuprobe_status
 gpuprobe_matmul_options_create(gpuprobe_matmul_options **out);
 
@@ -697,7 +707,9 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
  *               gpuprobe_matmul_result_destroy().
  * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
  *         ::GPUPROBE_ERR_NOT_FOUND; ::GPUPROBE_ERR_UNSUPPORTED for a dtype
- *         the device cannot do; ::GPUPROBE_ERR_OVERFLOW when the buffers'
+ *         the device cannot do, or on the CPU when OpenBLAS
+ *         (libopenblas.so.0, opened at the first CPU matmul) cannot be
+ *         loaded; ::GPUPROBE_ERR_OVERFLOW when the buffers'
  *         size cannot be represented; ::GPUPROBE_ERR_OUT_OF_MEMORY;
  *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY (nothing stays allocated);
  *         ::GPUPROBE_ERR_CUDA_UNAVAILABLE; ::GPUPROBE_ERR_CUDA;

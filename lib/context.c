@@ -154,8 +154,8 @@ static void read_environment(gpuprobe_context *ctx)
     v = gp_getenv("GPUPROBE_CUDA_LIBDIR");
     if (v && v[0] != '\0') {
         ctx->env_libdir_set = 1;
-        /* Over-long values are kept truncated; the loader rejects them as
-         * it rejects relative paths, since strlen == size - 1 then. */
+        /* Over-long values are emptied; the loader then reports them as
+         * too long (cause GPUPROBE_CUDA_OTHER). */
         gp_strlcpy(ctx->env_libdir, v, sizeof ctx->env_libdir);
         if (strlen(v) >= sizeof ctx->env_libdir)
             ctx->env_libdir[0] = '\0';

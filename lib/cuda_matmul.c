@@ -96,11 +96,11 @@ void gp_cuda_blas_release(gpuprobe_context *ctx)
             /* Handles and streams belong to their device's context: make
              * it current (pushed) while they are destroyed. */
             size_t di = (size_t)b->dev[i].cuda_index + 1;
-            if (di < ctx->ndevices &&
-                gp_cuda_enter(ctx, &ctx->devices[di]) == GPUPROBE_OK) {
-                dev_release(cu, &b->dev[i]);
+            int pushed = di < ctx->ndevices &&
+                         gp_cuda_enter(ctx, &ctx->devices[di]) == GPUPROBE_OK;
+            dev_release(cu, &b->dev[i]); /* best effort even if not pushed */
+            if (pushed)
                 (void)gp_cuda_leave(ctx, &ctx->devices[di]);
-            }
         }
     }
     free(b->dev);
@@ -313,16 +313,16 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     gpuprobe_status st = gp_cuda_load(ctx);
     if (st != GPUPROBE_OK)
         return st;
-    if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "CUDA is not usable: %s%s%s",
-                       gpuprobe_cuda_cause_string(ctx->cuda_cause),
-                       ctx->cuda_detail[0] ? ": " : "", ctx->cuda_detail);
     if (ctx->fake)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
                        "%s (%s) is a simulated CUDA device (test seam); a "
                        "matmul needs a real one",
                        dev->spec, dev->name);
+    if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "CUDA is not usable: %s%s%s",
+                       gpuprobe_cuda_cause_string(ctx->cuda_cause),
+                       ctx->cuda_detail[0] ? ": " : "", ctx->cuda_detail);
     if (!ctx->cuda->blas_lib) {
         st = gp_cuda_load_cublas(ctx);
         if (st != GPUPROBE_OK)
@@ -409,7 +409,8 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     if (e == cudaSuccess) e = cu->rt.MallocHost(&b.hC, bc);
     if (e != cudaSuccess) {
         (void)cu->rt.GetLastError();
-        st = gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+        st = gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_OUT_OF_MEMORY
+                                                         : GPUPROBE_ERR_CUDA,
                      "cudaMallocHost of pinned host buffers (%zu + %zu + %zu "
                      "bytes) failed: %s",
                      ba, bb, bc, rt_name(cu, e));
@@ -423,7 +424,8 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     if (e == cudaSuccess) e = cu->rt.Malloc(&b.dC, bc);
     if (e != cudaSuccess) {
         (void)cu->rt.GetLastError();
-        st = gp_fail(ctx, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY,
+        st = gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
+                                                         : GPUPROBE_ERR_CUDA,
                      "cudaMalloc of A, B and C (%zu + %zu + %zu bytes) on %s "
                      "failed: %s",
                      ba, bb, bc, dev->spec, rt_name(cu, e));
@@ -511,6 +513,12 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     st = GPUPROBE_OK;
 
 out:
+    if (st != GPUPROBE_OK && d && d->stream) {
+        /* Work may still be queued on the stream: let it finish before its
+         * buffers are freed. */
+        (void)cu->rt.StreamSynchronize(d->stream);
+        (void)cu->rt.GetLastError();
+    }
     release_buffers(cu, &b);
     {
         gpuprobe_status lst = gp_cuda_leave(ctx, dev);
