@@ -37,7 +37,7 @@ void gp_cuda_version_string(int version, char *buf, size_t size)
 
 /* ---- dlopen helpers ------------------------------------------------------ */
 
-static void *loader_open(const char *file, int mode)
+void *gp_dlopen(const char *file, int mode)
 {
     (void)dlerror(); /* clear a stale message */
     return gp_test_dlopen ? gp_test_dlopen(file, mode) : dlopen(file, mode);
@@ -100,7 +100,7 @@ static int open_runtime(gpuprobe_context *ctx, gp_cuda *c, int major,
         gp_strlcpy(err, "path too long", err_size);
         return -1;
     }
-    void *h = loader_open(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = gp_dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         last_dlerror(err, err_size);
         return -1;
@@ -371,7 +371,7 @@ static void too_old(gpuprobe_context *ctx, const char *extra)
 /* Load the driver (always by SONAME from the system loader). */
 static int open_driver(gp_cuda *c, char *err, size_t err_size)
 {
-    c->drv_lib = loader_open("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    c->drv_lib = gp_dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!c->drv_lib) {
         last_dlerror(err, err_size);
         return -1;
@@ -584,7 +584,7 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
     if (lib_path(ctx, file, path, sizeof path) != 0)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
                        "cannot load cuBLAS: GPUPROBE_CUDA_LIBDIR is too long");
-    void *h = loader_open(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = gp_dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         char err[256];
         last_dlerror(err, sizeof err);
@@ -620,7 +620,7 @@ int gp_cuda_load_nvml(gp_cuda *c)
     if (c->nvml_tried)
         return c->nvml_ok;
     c->nvml_tried = 1;
-    void *h = loader_open("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *h = gp_dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return 0;
     if (SYM(h, "nvmlInit_v2", c->nvml.Init) || SYM(h, "nvmlShutdown", c->nvml.Shutdown) ||

@@ -19,10 +19,6 @@
 #include <cublas_api.h>
 #endif
 
-/* Test seam: when set, replaces dlopen() in the loader (fault injection:
- * pretend a library is missing). Set by unit tests only, before any context
- * loads CUDA. */
-extern void *(*gp_test_dlopen)(const char *file, int mode);
 
 typedef struct gp_cuda {
     void *rt_lib;      /* libcudart.so.N */

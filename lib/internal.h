@@ -165,6 +165,18 @@ typedef enum gp_spec_kind { GP_SPEC_AUTO = 0, GP_SPEC_CPU, GP_SPEC_CUDA, GP_SPEC
 gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
                               gp_spec_kind *kind, int *index);
 
+/* ---- run-time loading (cuda_loader.c) ---- */
+
+/* dlopen() for every library libgpuprobe opens (CUDA, NVML, cuBLAS,
+ * OpenBLAS): clears a stale dlerror() first, and goes through the test
+ * seam gp_test_dlopen when it is set. */
+void *gp_dlopen(const char *file, int mode);
+
+/* Test seam: when set, replaces dlopen() in gp_dlopen() (fault injection:
+ * pretend a library is missing). Set by unit tests only, before any context
+ * loads a library. */
+extern void *(*gp_test_dlopen)(const char *file, int mode);
+
 /* ---- test seams (unit tests only) ---- */
 void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake);
 void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot);

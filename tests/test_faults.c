@@ -635,6 +635,63 @@ static void blas_threads_restored(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* OpenBLAS missing: it is opened only when a CPU matmul or a BLAS attribute
+ * needs it, and its absence is a named UNSUPPORTED, while everything else
+ * (enumeration, memory, capacity, selection) keeps working. */
+static void openblas_missing(void **state)
+{
+    (void)state;
+    seam(FAIL_MATCH, "libopenblas");
+    gpuprobe_context *ctx = new_ctx();
+
+    size_t n = 0, dev = 99;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_true(n >= 1);
+    assert_int_equal(seam_count("libopenblas"), 0); /* not needed yet */
+    assert_int_equal(gpuprobe_select(ctx, "cpu", NULL, GPUPROBE_SELECT_IGNORE_ENV,
+                                     &dev, NULL),
+                     GPUPROBE_OK);
+    assert_int_equal(dev, 0);
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    assert_int_equal(gpuprobe_device_capacity(ctx, 0, GPUPROBE_DTYPE_FP16,
+                                              GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                     GPUPROBE_OK);
+    assert_true(cap.max_params > 0);
+    assert_int_equal(seam_count("libopenblas"), 0);
+
+    const char *core = "untouched";
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CORE, &core),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_string_equal(core, "untouched");
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "libopenblas.so.0"));
+    int64_t threads = -7;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_BLAS_THREADS, &threads),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_int_equal(threads, -7);
+
+    gpuprobe_matmul_options *o = NULL;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 16), GPUPROBE_OK);
+    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
+    assert_null(r);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "libopenblas.so.0"));
+    assert_true(seam_count("libopenblas") >= 1);
+    assert_names_safe();
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+
+    /* With the library back, a new context runs the same matmul. */
+    seam(PASS_ALL, NULL);
+    ctx = new_ctx();
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 16), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +706,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(device_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(host_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(blas_threads_restored, setup, teardown),
+        cmocka_unit_test_setup_teardown(openblas_missing, setup, teardown),
     };
     return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }
