@@ -33,15 +33,15 @@ void gp_cuda_version_string(int version, char *buf, size_t size)
         gp_snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
 }
 
-#ifdef GPUPROBE_HAVE_CUDA
-
-/* ---- dlopen helpers ------------------------------------------------------ */
-
 void *gp_dlopen(const char *file, int mode)
 {
     (void)dlerror(); /* clear a stale message */
     return gp_test_dlopen ? gp_test_dlopen(file, mode) : dlopen(file, mode);
 }
+
+#ifdef GPUPROBE_HAVE_CUDA
+
+/* ---- dlopen helpers ------------------------------------------------------ */
 
 /* The last dlerror(), or a fallback when there is none (fault injection). */
 static void last_dlerror(char *buf, size_t size)
