@@ -63,30 +63,55 @@ static void usage(FILE *out)
             prog);
 }
 
-static int print_json(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
-                      const char *detail, int have_rt, int rt, int have_drv,
-                      int drv)
+static int print_json(const ex_cuda_probe *pr)
 {
     size_t n = 0;
-    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
+    gpuprobe_status st = gpuprobe_device_count(pr->ctx, &n);
     if (st != GPUPROBE_OK) {
-        ex_report(prog, "counting devices", ctx, st);
+        ex_report(prog, "counting devices", pr->ctx, st);
         return EX_FAIL;
     }
     fputc('{', stdout);
-    ex_json_cuda_members(stdout, cause, detail, have_rt, rt, have_drv, drv);
+    ex_json_cuda_members(stdout, pr);
     fputs(", \"devices\": [", stdout);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", {" : "{", stdout);
-        st = ex_json_device_members(stdout, ctx, i, 0);
+        st = ex_json_device_members(stdout, pr->ctx, i, 0);
         fputs("}", stdout);
         if (st != GPUPROBE_OK) {
             fputs("]}\n", stdout);
-            ex_report(prog, "reading device attributes", ctx, st);
+            ex_report(prog, "reading device attributes", pr->ctx, st);
             return EX_FAIL;
         }
     }
     fputs("]}\n", stdout);
+    return EX_OK;
+}
+
+/* The lesson's four lines (two when CUDA is not available), plus the cause. */
+static int print_text(const ex_cuda_probe *pr)
+{
+    char v[32] = "None";
+    if (pr->have_rt)
+        ex_cuda_version(v, sizeof v, pr->rt);
+    printf("CUDA available: %s\n", pr->cause == GPUPROBE_CUDA_AVAILABLE ? "True" : "False");
+    printf("CUDA version: %s\n", v);
+    if (pr->cause != GPUPROBE_CUDA_AVAILABLE) {
+        printf("Reason: %s (%s)\n", gpuprobe_cuda_cause_string(pr->cause), pr->detail);
+        return EX_OK;
+    }
+    /* cuda:0 is device 1 (device 0 is always the CPU). */
+    const char *name = NULL;
+    int64_t total = 0;
+    gpuprobe_status st = gpuprobe_device_get_string(pr->ctx, 1, GPUPROBE_ATTR_NAME, &name);
+    if (st == GPUPROBE_OK)
+        st = gpuprobe_device_get_int(pr->ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+    if (st != GPUPROBE_OK) {
+        ex_report(prog, "reading cuda:0", pr->ctx, st);
+        return EX_FAIL;
+    }
+    printf("GPU: %s\n", name);
+    printf("Memory: %.1f GB\n", (double)total / 1e9);
     return EX_OK;
 }
 
@@ -97,38 +122,7 @@ int main(int argc, char **argv)
     int exit_now = ex_cuda_probe_start(argc, argv, prog, usage, &json, &pr);
     if (exit_now >= 0)
         return exit_now;
-    gpuprobe_context *ctx = pr.ctx;
-    gpuprobe_cuda_cause cause = pr.cause;
-    const char *detail = pr.detail;
-    int have_rt = pr.have_rt, rt = pr.rt, have_drv = pr.have_drv, drv = pr.drv;
-    gpuprobe_status st;
-    int rc = EX_OK;
-    if (json) {
-        rc = print_json(ctx, cause, detail, have_rt, rt, have_drv, drv);
-    } else {
-        char v[32] = "None";
-        if (have_rt)
-            ex_cuda_version(v, sizeof v, rt);
-        printf("CUDA available: %s\n", cause == GPUPROBE_CUDA_AVAILABLE ? "True" : "False");
-        printf("CUDA version: %s\n", v);
-        if (cause == GPUPROBE_CUDA_AVAILABLE) {
-            /* cuda:0 is device 1 (device 0 is always the CPU). */
-            const char *name = NULL;
-            int64_t total = 0;
-            st = gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_NAME, &name);
-            if (st == GPUPROBE_OK)
-                st = gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
-            if (st != GPUPROBE_OK) {
-                ex_report(prog, "reading cuda:0", ctx, st);
-                rc = EX_FAIL;
-            } else {
-                printf("GPU: %s\n", name);
-                printf("Memory: %.1f GB\n", (double)total / 1e9);
-            }
-        } else {
-            printf("Reason: %s (%s)\n", gpuprobe_cuda_cause_string(cause), detail);
-        }
-    }
-    gpuprobe_context_destroy(ctx);
+    int rc = json ? print_json(&pr) : print_text(&pr);
+    gpuprobe_context_destroy(pr.ctx);
     return rc;
 }

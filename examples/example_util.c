@@ -252,16 +252,15 @@ static void json_version(FILE *out, int have, int version)
     }
 }
 
-void ex_json_cuda_members(FILE *out, gpuprobe_cuda_cause cause, const char *detail,
-                          int have_rt, int rt, int have_drv, int drv)
+void ex_json_cuda_members(FILE *out, const ex_cuda_probe *pr)
 {
     fprintf(out, "\"cuda_available\": %s, \"reason\": ",
-            cause == GPUPROBE_CUDA_AVAILABLE ? "true" : "false");
-    ex_json_string(out, gpuprobe_cuda_cause_name(cause));
+            pr->cause == GPUPROBE_CUDA_AVAILABLE ? "true" : "false");
+    ex_json_string(out, gpuprobe_cuda_cause_name(pr->cause));
     fputs(", \"detail\": ", out);
-    ex_json_string(out, detail);
+    ex_json_string(out, pr->detail);
     fputs(", \"cuda_runtime_version\": ", out);
-    json_version(out, have_rt, rt);
+    json_version(out, pr->have_rt, pr->rt);
     fputs(", \"cuda_driver_version\": ", out);
-    json_version(out, have_drv, drv);
+    json_version(out, pr->have_drv, pr->drv);
 }

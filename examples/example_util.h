@@ -64,8 +64,8 @@ gpuprobe_status ex_json_device_members(FILE *out, gpuprobe_context *ctx,
 /* The JSON members (no braces, no leading comma) "cuda_available" (bool),
  * "reason" (cause token), "detail", "cuda_runtime_version" and
  * "cuda_driver_version" ("13.0" strings, or null when not loaded). */
-void ex_json_cuda_members(FILE *out, gpuprobe_cuda_cause cause, const char *detail,
-                          int have_rt, int rt, int have_drv, int drv);
+struct ex_cuda_probe;
+void ex_json_cuda_members(FILE *out, const struct ex_cuda_probe *pr);
 
 /* What smi and cuda_info start from: a context, the CUDA answer and the
  * versions. */

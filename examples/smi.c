@@ -112,49 +112,48 @@ static void context_notes(gpuprobe_context *ctx, size_t n, int notes)
     printf(".\n");
 }
 
-static int print_text(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
-                      const char *detail, int have_rt, int rt, int have_drv, int drv)
+static int print_text(const ex_cuda_probe *pr)
 {
     size_t n = 0;
-    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
+    gpuprobe_status st = gpuprobe_device_count(pr->ctx, &n);
     if (st != GPUPROBE_OK) {
-        ex_report(prog, "counting devices", ctx, st);
+        ex_report(prog, "counting devices", pr->ctx, st);
         return EX_FAIL;
     }
     char dv[32] = "none", rv[32] = "none";
-    if (have_drv)
-        ex_cuda_version(dv, sizeof dv, drv);
-    if (have_rt)
-        ex_cuda_version(rv, sizeof rv, rt);
+    if (pr->have_drv)
+        ex_cuda_version(dv, sizeof dv, pr->drv);
+    if (pr->have_rt)
+        ex_cuda_version(rv, sizeof rv, pr->rt);
     printf("libgpuprobe %s    Driver CUDA Version: %s    CUDA Runtime Version: %s\n",
            gpuprobe_version_string(), dv, rv);
 
-    if (cause == GPUPROBE_CUDA_AVAILABLE && n > 1) {
+    if (pr->cause == GPUPROBE_CUDA_AVAILABLE && n > 1) {
         int notes = 0;
         fputs(rule, stdout);
         printf("| GPU | %-32s | %9s | %9s | %-4s | %4s | %-16s |\n", "Name", "Mem total",
                "Mem free", "CC", "SMs", "Bus-Id");
         fputs(rule, stdout);
         for (size_t i = 1; i < n; i++)
-            gpu_row(ctx, i, &notes);
+            gpu_row(pr->ctx, i, &notes);
         fputs(rule, stdout);
-        context_notes(ctx, n, notes);
+        context_notes(pr->ctx, n, notes);
     } else {
-        printf("No usable CUDA GPU: %s [%s]\n", gpuprobe_cuda_cause_string(cause),
-               gpuprobe_cuda_cause_name(cause));
-        printf("  %s\n", detail);
+        printf("No usable CUDA GPU: %s [%s]\n", gpuprobe_cuda_cause_string(pr->cause),
+               gpuprobe_cuda_cause_name(pr->cause));
+        printf("  %s\n", pr->detail);
     }
 
     /* The CPU row. */
     const char *name = "?", *core = "?";
     int64_t cores = 0, simd = -1, threads = 0, khz = 0;
-    gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &name);
-    gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CORE, &core);
-    gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_LOGICAL_CORES, &cores);
-    gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_SIMD, &simd);
-    gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_BLAS_THREADS, &threads);
+    gpuprobe_device_get_string(pr->ctx, 0, GPUPROBE_ATTR_NAME, &name);
+    gpuprobe_device_get_string(pr->ctx, 0, GPUPROBE_ATTR_BLAS_CORE, &core);
+    gpuprobe_device_get_int(pr->ctx, 0, GPUPROBE_ATTR_LOGICAL_CORES, &cores);
+    gpuprobe_device_get_int(pr->ctx, 0, GPUPROBE_ATTR_SIMD, &simd);
+    gpuprobe_device_get_int(pr->ctx, 0, GPUPROBE_ATTR_BLAS_THREADS, &threads);
     int have_clock =
-        gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_CLOCK_KHZ, &khz) == GPUPROBE_OK;
+        gpuprobe_device_get_int(pr->ctx, 0, GPUPROBE_ATTR_CLOCK_KHZ, &khz) == GPUPROBE_OK;
     printf("\nCPU   %s\n", name);
     printf("      %lld logical cores, %s", (long long)cores, ex_simd_label(simd));
     if (have_clock)
@@ -162,9 +161,9 @@ static int print_text(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
     printf("\nBLAS  OpenBLAS %s, %lld thread%s\n", core, (long long)threads,
            threads == 1 ? "" : "s");
     gpuprobe_memory_info mem = GPUPROBE_MEMORY_INFO_INIT;
-    st = gpuprobe_device_memory(ctx, 0, &mem, 0);
+    st = gpuprobe_device_memory(pr->ctx, 0, &mem, 0);
     if (st != GPUPROBE_OK) {
-        ex_report(prog, "reading host memory", ctx, st);
+        ex_report(prog, "reading host memory", pr->ctx, st);
         return EX_FAIL;
     }
     char t[32], a[32], p[32];
@@ -208,31 +207,30 @@ static void json_memory(gpuprobe_context *ctx, size_t i)
            (m.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED) ? "true" : "false");
 }
 
-static int print_json(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
-                      const char *detail, int have_rt, int rt, int have_drv, int drv)
+static int print_json(const ex_cuda_probe *pr)
 {
     size_t n = 0;
-    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
+    gpuprobe_status st = gpuprobe_device_count(pr->ctx, &n);
     if (st != GPUPROBE_OK) {
-        ex_report(prog, "counting devices", ctx, st);
+        ex_report(prog, "counting devices", pr->ctx, st);
         return EX_FAIL;
     }
     fputs("{\"library_version\": ", stdout);
     ex_json_string(stdout, gpuprobe_version_string());
     fputs(", ", stdout);
-    ex_json_cuda_members(stdout, cause, detail, have_rt, rt, have_drv, drv);
+    ex_json_cuda_members(stdout, pr);
     fputs(", \"devices\": [", stdout);
     int rc = EX_OK;
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ", {" : "{", stdout);
-        st = ex_json_device_members(stdout, ctx, i, 1);
+        st = ex_json_device_members(stdout, pr->ctx, i, 1);
         if (st != GPUPROBE_OK) {
             fputs("}", stdout);
-            ex_report(prog, "reading device attributes", ctx, st);
+            ex_report(prog, "reading device attributes", pr->ctx, st);
             rc = EX_FAIL;
             break;
         }
-        json_memory(ctx, i);
+        json_memory(pr->ctx, i);
         fputs("}", stdout);
     }
     fputs("]}\n", stdout);
@@ -246,12 +244,7 @@ int main(int argc, char **argv)
     int exit_now = ex_cuda_probe_start(argc, argv, prog, usage, &json, &pr);
     if (exit_now >= 0)
         return exit_now;
-    gpuprobe_context *ctx = pr.ctx;
-    gpuprobe_cuda_cause cause = pr.cause;
-    const char *detail = pr.detail;
-    int have_rt = pr.have_rt, rt = pr.rt, have_drv = pr.have_drv, drv = pr.drv;
-    int rc = json ? print_json(ctx, cause, detail, have_rt, rt, have_drv, drv)
-                  : print_text(ctx, cause, detail, have_rt, rt, have_drv, drv);
-    gpuprobe_context_destroy(ctx);
+    int rc = json ? print_json(&pr) : print_text(&pr);
+    gpuprobe_context_destroy(pr.ctx);
     return rc;
 }
