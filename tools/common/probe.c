@@ -1,0 +1,145 @@
+/*
+ * probe.c - start-up and device descriptions shared by gpuprobe-smi and
+ * gpuprobe-info.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "probe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cli_probe_start(cli_probe *pr)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->detail = "";
+    gpuprobe_status st = gpuprobe_context_create(&pr->ctx, 0);
+    if (st != GPUPROBE_OK)
+        return cli_fail(NULL, st, "creating a context");
+    st = gpuprobe_cuda_status(pr->ctx, &pr->cause, &pr->detail);
+    if (st != GPUPROBE_OK) {
+        int rc = cli_fail(pr->ctx, st, "asking for CUDA");
+        gpuprobe_context_destroy(pr->ctx);
+        pr->ctx = NULL;
+        return rc;
+    }
+    pr->have_rt = gpuprobe_cuda_runtime_version(pr->ctx, &pr->rt) == GPUPROBE_OK;
+    pr->have_drv = gpuprobe_cuda_driver_version(pr->ctx, &pr->drv) == GPUPROBE_OK;
+    return CLI_EXIT_OK;
+}
+
+static void set_version(struct json_object *o, const char *key, int have, int version)
+{
+    char v[32];
+    cli_cuda_version(v, sizeof v, version);
+    cli_set_str(o, key, have ? v : NULL);
+}
+
+void cli_probe_json(struct json_object *o, const cli_probe *pr)
+{
+    cli_set_bool(o, "cuda_available", pr->cause == GPUPROBE_CUDA_AVAILABLE);
+    cli_set_str(o, "reason", gpuprobe_cuda_cause_name(pr->cause));
+    cli_set_str(o, "detail", pr->detail);
+    set_version(o, "cuda_runtime_version", pr->have_rt, pr->rt);
+    set_version(o, "cuda_driver_version", pr->have_drv, pr->drv);
+}
+
+const char *cli_simd_name(int64_t simd)
+{
+    switch (simd) {
+    case GPUPROBE_SIMD_NONE: return "none";
+    case GPUPROBE_SIMD_SSE4_2: return "sse4_2";
+    case GPUPROBE_SIMD_AVX: return "avx";
+    case GPUPROBE_SIMD_AVX2_FMA: return "avx2_fma";
+    case GPUPROBE_SIMD_AVX512: return "avx512";
+    default: return "unknown";
+    }
+}
+
+const char *cli_simd_label(int64_t simd)
+{
+    switch (simd) {
+    case GPUPROBE_SIMD_NONE: return "baseline";
+    case GPUPROBE_SIMD_SSE4_2: return "SSE4.2";
+    case GPUPROBE_SIMD_AVX: return "AVX";
+    case GPUPROBE_SIMD_AVX2_FMA: return "AVX2+FMA";
+    case GPUPROBE_SIMD_AVX512: return "AVX-512";
+    default: return "unknown";
+    }
+}
+
+/* Keep the first failure that is not "the system does not know". */
+static void keep(gpuprobe_status *first, gpuprobe_status st)
+{
+    if (st != GPUPROBE_OK && st != GPUPROBE_ERR_UNSUPPORTED && *first == GPUPROBE_OK)
+        *first = st;
+}
+
+static void int_member(struct json_object *o, gpuprobe_context *ctx, size_t index,
+                       const char *key, gpuprobe_attr attr, gpuprobe_status *first)
+{
+    int64_t v = 0;
+    gpuprobe_status st = gpuprobe_device_get_int(ctx, index, attr, &v);
+    if (st == GPUPROBE_OK)
+        cli_set_i64(o, key, v);
+    else
+        cli_set_null(o, key);
+    keep(first, st);
+}
+
+static void str_member(struct json_object *o, gpuprobe_context *ctx, size_t index,
+                       const char *key, gpuprobe_attr attr, gpuprobe_status *first)
+{
+    const char *s = NULL;
+    gpuprobe_status st = gpuprobe_device_get_string(ctx, index, attr, &s);
+    cli_set_str(o, key, st == GPUPROBE_OK ? s : NULL);
+    keep(first, st);
+}
+
+struct json_object *cli_device_json(gpuprobe_context *ctx, size_t index,
+                                    int verbose, gpuprobe_status *st)
+{
+    gpuprobe_status first = GPUPROBE_OK;
+    int64_t kind = -1;
+    struct json_object *o = cli_obj();
+    cli_set_u64(o, "index", index);
+    keep(&first, gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_KIND, &kind));
+    str_member(o, ctx, index, "spec", GPUPROBE_ATTR_SPEC, &first);
+    cli_set_str(o, "kind", kind == GPUPROBE_DEVICE_CUDA ? "cuda" : "cpu");
+    str_member(o, ctx, index, "name", GPUPROBE_ATTR_NAME, &first);
+    int_member(o, ctx, index, "total_memory_bytes", GPUPROBE_ATTR_TOTAL_MEMORY, &first);
+    if (kind == GPUPROBE_DEVICE_CUDA) {
+        int64_t ma = -1, mi = -1;
+        int_member(o, ctx, index, "cuda_index", GPUPROBE_ATTR_CUDA_INDEX, &first);
+        str_member(o, ctx, index, "uuid", GPUPROBE_ATTR_UUID, &first);
+        str_member(o, ctx, index, "pci_bus_id", GPUPROBE_ATTR_PCI_BUS_ID, &first);
+        if (gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_CC_MAJOR, &ma) == GPUPROBE_OK &&
+            gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_CC_MINOR, &mi) == GPUPROBE_OK) {
+            char cc[48];
+            snprintf(cc, sizeof cc, "%lld.%lld", (long long)ma, (long long)mi);
+            cli_set_str(o, "compute_capability", cc);
+        } else {
+            cli_set_null(o, "compute_capability");
+        }
+        int_member(o, ctx, index, "cc_major", GPUPROBE_ATTR_CC_MAJOR, &first);
+        int_member(o, ctx, index, "cc_minor", GPUPROBE_ATTR_CC_MINOR, &first);
+        int_member(o, ctx, index, "multiprocessors", GPUPROBE_ATTR_MULTIPROCESSORS, &first);
+        int_member(o, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
+        int_member(o, ctx, index, "memory_clock_khz", GPUPROBE_ATTR_MEMORY_CLOCK_KHZ, &first);
+        int_member(o, ctx, index, "memory_bus_bits", GPUPROBE_ATTR_MEMORY_BUS_BITS, &first);
+    } else {
+        int64_t simd = -1;
+        int_member(o, ctx, index, "logical_cores", GPUPROBE_ATTR_LOGICAL_CORES, &first);
+        gpuprobe_status s = gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_SIMD, &simd);
+        cli_set_str(o, "simd", s == GPUPROBE_OK ? cli_simd_name(simd) : NULL);
+        keep(&first, s);
+        int_member(o, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
+        if (verbose) { /* the BLAS attributes load OpenBLAS (~3 ms) */
+            str_member(o, ctx, index, "blas_core", GPUPROBE_ATTR_BLAS_CORE, &first);
+            int_member(o, ctx, index, "blas_threads", GPUPROBE_ATTR_BLAS_THREADS, &first);
+            str_member(o, ctx, index, "blas_config", GPUPROBE_ATTR_BLAS_CONFIG, &first);
+        }
+    }
+    *st = first;
+    return o;
+}

@@ -1,0 +1,44 @@
+/*
+ * probe.h - the start-up and device descriptions that gpuprobe-smi and
+ * gpuprobe-info share: a context, the CUDA answer and versions, and one
+ * device as a JSON object.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef GPUPROBE_CLI_PROBE_H
+#define GPUPROBE_CLI_PROBE_H
+
+#include "cli.h"
+
+typedef struct cli_probe {
+    gpuprobe_context *ctx;
+    gpuprobe_cuda_cause cause;
+    const char *detail; /* valid until the next call on ctx that fails */
+    int have_rt, rt;    /* runtime version, when a runtime was loaded */
+    int have_drv, drv;  /* the driver's CUDA version, when a driver was loaded */
+} cli_probe;
+
+/* Create a context and ask for CUDA. Returns CLI_EXIT_OK to go on (destroy
+ * pr->ctx when done), or the exit status after reporting the failure. */
+int cli_probe_start(cli_probe *pr);
+
+/* Into o: "cuda_available" (bool), "reason" (cause token), "detail",
+ * "cuda_runtime_version" and "cuda_driver_version" ("13.0" or null). */
+void cli_probe_json(struct json_object *o, const cli_probe *pr);
+
+/* Device index as a JSON object: "index", "spec", "kind", "name",
+ * "total_memory_bytes", then for a CUDA device "cuda_index", "uuid",
+ * "pci_bus_id", "compute_capability", "cc_major", "cc_minor",
+ * "multiprocessors", "clock_khz", "memory_clock_khz", "memory_bus_bits";
+ * for the CPU "logical_cores", "simd", "clock_khz" and, with verbose (which
+ * loads OpenBLAS), "blas_core", "blas_threads", "blas_config". What the
+ * system does not know is null. *st: the first failure other than
+ * GPUPROBE_ERR_UNSUPPORTED, or GPUPROBE_OK. */
+struct json_object *cli_device_json(gpuprobe_context *ctx, size_t index,
+                                    int verbose, gpuprobe_status *st);
+
+/* Token ("avx2_fma") and label ("AVX2+FMA") of a SIMD level. */
+const char *cli_simd_name(int64_t simd);
+const char *cli_simd_label(int64_t simd);
+
+#endif

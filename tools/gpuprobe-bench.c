@@ -1,0 +1,357 @@
+/*
+ * gpuprobe-bench - the lesson's "GPU vs CPU benchmark", done properly:
+ * seeded random inputs, setup and transfers timed apart, warm-up, the
+ * median of several timed runs (CUDA events on a GPU), every result
+ * verified. On a GPU it also measures the tensor-core precisions of the
+ * lesson's "Key terms" (fp32 vs tf32 vs fp16 vs bf16). See
+ * gpuprobe-bench(1) and docs/json.md.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_THREADS, OPT_JSON };
+
+static const cli_option options[] = {
+    [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)"},
+    [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU)"},
+    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA)"},
+    [OPT_RUNS] = {"runs", "N", "timed runs (default 5; the median is reported)"},
+    [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured)"},
+    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
+    {NULL, NULL, NULL},
+};
+
+static const cli_command command = {
+    "gpuprobe-bench",
+    "Time an N x N matrix multiplication on the CPU and the best GPU (the\n"
+    "lesson's benchmark): warm-up, median of timed runs, results verified.",
+    options,
+    "a run failed or its result did not verify, or --device names no usable device",
+    "See gpuprobe-bench(1).",
+};
+
+typedef struct rec {
+    char spec[32];
+    gpuprobe_dtype dtype;
+    gpuprobe_status st;
+    char error[512];
+    gpuprobe_matmul_result *r;
+} rec;
+
+#define MAX_RECS 8
+
+static struct {
+    int64_t size, runs, threads;
+    int dtype_given;
+    gpuprobe_dtype dtype;
+    const char *device;
+} args = {5000, 0, 0, 0, GPUPROBE_DTYPE_FP32, NULL};
+
+static rec recs[MAX_RECS];
+static size_t nrecs;
+
+static double dget(const gpuprobe_matmul_result *r, gpuprobe_matmul_metric m)
+{
+    double v = 0;
+    gpuprobe_matmul_result_get_double(r, m, &v);
+    return v;
+}
+
+static int64_t iget(const gpuprobe_matmul_result *r, gpuprobe_matmul_metric m)
+{
+    int64_t v = 0;
+    gpuprobe_matmul_result_get_int(r, m, &v);
+    return v;
+}
+
+static const char *sget(const gpuprobe_matmul_result *r, gpuprobe_matmul_metric m)
+{
+    const char *v = "";
+    gpuprobe_matmul_result_get_string(r, m, &v);
+    return v;
+}
+
+/* Run one matmul and record it (result or error). */
+static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
+{
+    rec *x = &recs[nrecs++];
+    memset(x, 0, sizeof *x);
+    x->dtype = dt;
+    const char *spec = "?";
+    gpuprobe_device_get_string(ctx, device, GPUPROBE_ATTR_SPEC, &spec);
+    snprintf(x->spec, sizeof x->spec, "%s", spec);
+
+    gpuprobe_matmul_options *o = NULL;
+    x->st = gpuprobe_matmul_options_create(&o);
+    if (x->st == GPUPROBE_OK) {
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, args.size);
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dt);
+        if (args.runs > 0) {
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, args.runs);
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, args.runs);
+        }
+        if (args.threads > 0)
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, args.threads);
+        x->st = gpuprobe_matmul_run(ctx, device, o, 0, &x->r);
+        gpuprobe_matmul_options_destroy(o);
+    }
+    if (x->st != GPUPROBE_OK)
+        snprintf(x->error, sizeof x->error, "%s", gpuprobe_last_error(ctx));
+    return x;
+}
+
+static int is_cuda(gpuprobe_context *ctx, size_t device)
+{
+    int64_t kind = GPUPROBE_DEVICE_CPU;
+    gpuprobe_device_get_int(ctx, device, GPUPROBE_ATTR_KIND, &kind);
+    return kind == GPUPROBE_DEVICE_CUDA;
+}
+
+/* ---- text ---- */
+
+static void print_rec(const char *label, const rec *x)
+{
+    if (!x->r) {
+        cli_line("%s: failed (%s): %s", label, gpuprobe_status_string(x->st), x->error);
+        return;
+    }
+    const gpuprobe_matmul_result *r = x->r;
+    int64_t verified = iget(r, GPUPROBE_METRIC_VERIFIED);
+    cli_put("%s: %.3fs  (%s, median of %lld runs, %.1f GFLOP/s", label,
+            dget(r, GPUPROBE_METRIC_MEDIAN_S), gpuprobe_dtype_name(x->dtype),
+            (long long)iget(r, GPUPROBE_METRIC_RUNS), dget(r, GPUPROBE_METRIC_GFLOPS));
+    double frac = dget(r, GPUPROBE_METRIC_PEAK_FRACTION);
+    if (frac > 0)
+        cli_put(", %.0f%% of %.0f peak", 100 * frac, dget(r, GPUPROBE_METRIC_PEAK_GFLOPS));
+    cli_line(", %s)", verified > 0 ? "verified" : verified == 0 ? "VERIFICATION FAILED" : "not verified");
+    cli_put("     %s on %s", sget(r, GPUPROBE_METRIC_BACKEND), sget(r, GPUPROBE_METRIC_DEVICE_NAME));
+    if (iget(r, GPUPROBE_METRIC_THREADS) > 0)
+        cli_put(", %lld threads", (long long)iget(r, GPUPROBE_METRIC_THREADS));
+    else
+        cli_put(", %s, %s", sget(r, GPUPROBE_METRIC_COMPUTE_TYPE), sget(r, GPUPROBE_METRIC_MATH_MODE));
+    cli_put("; setup %.3fs", dget(r, GPUPROBE_METRIC_SETUP_S));
+    double h2d = dget(r, GPUPROBE_METRIC_H2D_S), d2h = dget(r, GPUPROBE_METRIC_D2H_S);
+    if (h2d > 0 || d2h > 0)
+        cli_put(", host->device %.4fs, device->host %.4fs", h2d, d2h);
+    cli_line("; max error %.2g (tolerance %.2g)", dget(r, GPUPROBE_METRIC_MAX_ERROR),
+             dget(r, GPUPROBE_METRIC_TOLERANCE));
+}
+
+static void print_table(const rec *rows, size_t count)
+{
+    const rec *base = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].dtype == GPUPROBE_DTYPE_FP32 && rows[i].r)
+            base = &rows[i];
+    cli_endl();
+    cli_line("Tensor cores (%s, %lld x %lld x %lld, measured):",
+             base ? sget(base->r, GPUPROBE_METRIC_DEVICE_NAME) : "GPU", (long long)args.size,
+             (long long)args.size, (long long)args.size);
+    cli_line("  %-5s %11s %11s %9s  %s", "dtype", "median_s", "GFLOP/s", "vs fp32", "verified");
+    for (size_t i = 0; i < count; i++) {
+        const rec *x = &rows[i];
+        if (!x->r) {
+            cli_line("  %-5s %s: %s", gpuprobe_dtype_name(x->dtype), gpuprobe_status_string(x->st), x->error);
+            continue;
+        }
+        double med = dget(x->r, GPUPROBE_METRIC_MEDIAN_S);
+        double sp = base ? dget(base->r, GPUPROBE_METRIC_MEDIAN_S) / med : 0;
+        int64_t v = iget(x->r, GPUPROBE_METRIC_VERIFIED);
+        cli_line("  %-5s %11.5f %11.1f %8.1fx  %s", gpuprobe_dtype_name(x->dtype), med,
+                 dget(x->r, GPUPROBE_METRIC_GFLOPS), sp, v > 0 ? "yes" : v == 0 ? "FAILED" : "-");
+    }
+}
+
+/* ---- JSON ---- */
+
+static struct json_object *rec_json(const rec *x)
+{
+    struct json_object *o = cli_obj();
+    cli_set_str(o, "device", x->spec);
+    cli_set_str(o, "dtype", gpuprobe_dtype_name(x->dtype));
+    cli_set_i64(o, "n", args.size);
+    if (x->st != GPUPROBE_OK)
+        cli_set(o, "error", cli_error_obj(gpuprobe_status_name(x->st), x->error));
+    else
+        cli_set_null(o, "error");
+    if (!x->r)
+        return o;
+    static const struct {
+        const char *key;
+        gpuprobe_matmul_metric m;
+    } d[] = {
+        {"median_s", GPUPROBE_METRIC_MEDIAN_S}, {"min_s", GPUPROBE_METRIC_MIN_S},
+        {"max_s", GPUPROBE_METRIC_MAX_S}, {"mean_s", GPUPROBE_METRIC_MEAN_S},
+        {"stddev_s", GPUPROBE_METRIC_STDDEV_S}, {"gflops", GPUPROBE_METRIC_GFLOPS},
+        {"peak_gflops", GPUPROBE_METRIC_PEAK_GFLOPS}, {"peak_fraction", GPUPROBE_METRIC_PEAK_FRACTION},
+        {"max_error", GPUPROBE_METRIC_MAX_ERROR}, {"tolerance", GPUPROBE_METRIC_TOLERANCE},
+        {"setup_s", GPUPROBE_METRIC_SETUP_S}, {"h2d_s", GPUPROBE_METRIC_H2D_S},
+        {"d2h_s", GPUPROBE_METRIC_D2H_S},
+    };
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        cli_set_num(o, d[i].key, dget(x->r, d[i].m));
+    int64_t v = iget(x->r, GPUPROBE_METRIC_VERIFIED);
+    if (v < 0)
+        cli_set_null(o, "verified");
+    else
+        cli_set_bool(o, "verified", v > 0);
+    cli_set_i64(o, "runs", iget(x->r, GPUPROBE_METRIC_RUNS));
+    cli_set_i64(o, "threads", iget(x->r, GPUPROBE_METRIC_THREADS));
+    static const struct {
+        const char *key;
+        gpuprobe_matmul_metric m;
+    } s[] = {
+        {"device_name", GPUPROBE_METRIC_DEVICE_NAME}, {"backend", GPUPROBE_METRIC_BACKEND},
+        {"math_mode", GPUPROBE_METRIC_MATH_MODE}, {"compute_type", GPUPROBE_METRIC_COMPUTE_TYPE},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        cli_set_str(o, s[i].key, sget(x->r, s[i].m));
+    return o;
+}
+
+/* ---- main ---- */
+
+static int parse_args(int argc, char **argv, int *status)
+{
+    cli_args a = CLI_ARGS_INIT(argc, argv);
+    const char *v;
+    int opt;
+    while ((opt = cli_next(&a, &v)) >= 0) {
+        if (opt == OPT_DEVICE) {
+            args.device = v;
+        } else if (opt == OPT_DTYPE) {
+            if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK || args.dtype > GPUPROBE_DTYPE_BF16) {
+                *status = cli_usage_error("--dtype must be fp32, fp64, tf32, fp16 or bf16, not '%s'", v);
+                return -1;
+            }
+            args.dtype_given = 1;
+        } else {
+            gpuprobe_matmul_param p = opt == OPT_SIZE   ? GPUPROBE_MATMUL_M
+                                      : opt == OPT_RUNS ? GPUPROBE_MATMUL_MIN_RUNS
+                                                        : GPUPROBE_MATMUL_CPU_THREADS;
+            int64_t lo = 1, hi = INT32_MAX;
+            uint64_t n = 0;
+            gpuprobe_matmul_param_bounds(p, &lo, &hi);
+            if (lo < 1)
+                lo = 1;
+            if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)lo) {
+                *status = cli_usage_error("--%s must be a whole number in [%lld, %lld], not '%s'",
+                                          options[opt].name, (long long)lo, (long long)hi, v);
+                return -1;
+            }
+            *(opt == OPT_SIZE ? &args.size : opt == OPT_RUNS ? &args.runs : &args.threads) = (int64_t)n;
+        }
+    }
+    *status = a.status;
+    return opt == CLI_ARGS_EXIT ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli_start(&command, argc, argv);
+    int status = 0;
+    if (parse_args(argc, argv, &status) != 0)
+        return cli_finish(status);
+    gpuprobe_context *ctx = NULL;
+    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
+    if (st != GPUPROBE_OK)
+        return cli_finish(cli_fail(NULL, st, "creating a context"));
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_NOT_BUILT;
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
+    char reason[640];
+    snprintf(reason, sizeof reason, "%s%s%s", gpuprobe_cuda_cause_string(cause),
+             detail && detail[0] ? ": " : "", detail ? detail : "");
+
+    const rec *cpu = NULL, *gpu = NULL;
+    size_t table_from = 0, table_count = 0, gpu_dev = 0;
+
+    if (args.device) {
+        /* An explicit --device wins over GPUPROBE_DEVICE. */
+        size_t dev = 0;
+        st = gpuprobe_select(ctx, args.device, NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL);
+        if (st != GPUPROBE_OK) {
+            int rc = cli_fail(ctx, st, "--device %s", args.device);
+            gpuprobe_context_destroy(ctx);
+            return cli_finish(st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc);
+        }
+        if (is_cuda(ctx, dev)) {
+            gpu = run_one(ctx, dev, args.dtype);
+            gpu_dev = dev;
+        } else {
+            cpu = run_one(ctx, dev, args.dtype);
+        }
+    } else {
+        gpuprobe_dtype cpu_dt = args.dtype == GPUPROBE_DTYPE_FP64 ? GPUPROBE_DTYPE_FP64 : GPUPROBE_DTYPE_FP32;
+        cpu = run_one(ctx, 0, cpu_dt);
+        if (cause == GPUPROBE_CUDA_AVAILABLE && args.dtype != GPUPROBE_DTYPE_FP64) {
+            size_t dev = 0;
+            if (gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL) == GPUPROBE_OK) {
+                gpu = run_one(ctx, dev, args.dtype);
+                gpu_dev = dev;
+            } else {
+                snprintf(reason, sizeof reason, "%s", gpuprobe_last_error(ctx));
+            }
+        }
+    }
+    /* The lesson's "Key terms" tensor-core table, measured. */
+    if (gpu && !args.dtype_given) {
+        static const gpuprobe_dtype tc[] = {GPUPROBE_DTYPE_TF32, GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16};
+        table_from = (size_t)(gpu - recs);
+        for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++)
+            run_one(ctx, gpu_dev, tc[i]);
+        table_count = nrecs - table_from;
+    }
+
+    int failed = 0;
+    for (size_t i = 0; i < nrecs; i++) {
+        /* A tensor-core precision the GPU lacks is a table entry, not a failure. */
+        if (recs[i].st != GPUPROBE_OK &&
+            !(i > table_from && table_count && recs[i].st == GPUPROBE_ERR_UNSUPPORTED)) {
+            failed = 1;
+            cli_err("matmul on %s (%s): %s: %s", recs[i].spec, gpuprobe_dtype_name(recs[i].dtype),
+                    gpuprobe_status_string(recs[i].st), recs[i].error);
+        }
+    }
+    double speedup = 0;
+    if (cpu && gpu && cpu->r && gpu->r)
+        speedup = dget(cpu->r, GPUPROBE_METRIC_MEDIAN_S) / dget(gpu->r, GPUPROBE_METRIC_MEDIAN_S);
+
+    int rc = CLI_EXIT_OK;
+    if (cli_json()) {
+        struct json_object *doc = cli_doc();
+        cli_set_i64(doc, "size", args.size);
+        cli_set_bool(doc, "cuda_available", cause == GPUPROBE_CUDA_AVAILABLE);
+        cli_set_str(doc, "reason", reason);
+        if (speedup > 0)
+            cli_set_num(doc, "speedup", speedup);
+        else
+            cli_set_null(doc, "speedup");
+        struct json_object *results = cli_arr();
+        for (size_t i = 0; i < nrecs; i++)
+            cli_push(results, rec_json(&recs[i]));
+        cli_set(doc, "results", results);
+        rc = cli_print_doc(doc);
+    } else {
+        cli_line("Matrix multiply %lld x %lld x %lld, median of the timed runs:", (long long)args.size,
+                 (long long)args.size, (long long)args.size);
+        if (cpu)
+            print_rec("CPU", cpu);
+        if (gpu)
+            print_rec("GPU", gpu);
+        else if (!args.device)
+            cli_line("GPU: not available (%s)", reason);
+        if (speedup > 0)
+            cli_line("Speedup: %.*fx", speedup >= 10 ? 0 : 1, speedup);
+        if (table_count)
+            print_table(&recs[table_from], table_count);
+    }
+    for (size_t i = 0; i < nrecs; i++)
+        gpuprobe_matmul_result_destroy(recs[i].r);
+    gpuprobe_context_destroy(ctx);
+    return cli_finish(rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+}

@@ -1,0 +1,94 @@
+/*
+ * gpuprobe-info - is CUDA usable, which version, which GPU and how much
+ * memory (the lesson's torch.cuda check), and why not when it is not. See
+ * gpuprobe-info(1) and docs/json.md.
+ *
+ * Fast: no CUDA context is created (total memory comes from the driver,
+ * free memory is never asked for), and neither cuBLAS nor OpenBLAS is
+ * loaded.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "probe.h"
+
+static const cli_option options[] = {
+    {"json", NULL, "print one JSON object instead of text"},
+    {NULL, NULL, NULL},
+};
+
+static const cli_command command = {
+    "gpuprobe-info",
+    "Is CUDA usable, which version, which GPU and how much memory (the\n"
+    "lesson's torch.cuda check); say why when CUDA is not usable.",
+    options,
+    "a query failed (the reason is on stderr)",
+    "See gpuprobe-info(1).",
+};
+
+static int print_json(const cli_probe *pr)
+{
+    size_t n = 0;
+    gpuprobe_status st = gpuprobe_device_count(pr->ctx, &n);
+    if (st != GPUPROBE_OK)
+        return cli_fail(pr->ctx, st, "counting devices");
+    struct json_object *doc = cli_doc();
+    cli_probe_json(doc, pr);
+    struct json_object *devices = cli_arr();
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *d = cli_device_json(pr->ctx, i, 0, &st);
+        if (st != GPUPROBE_OK) {
+            cli_report(pr->ctx, st, "device %zu: reading its attributes", i);
+            failed = 1;
+        }
+        cli_push(devices, d);
+    }
+    cli_set(doc, "devices", devices);
+    int rc = cli_print_doc(doc);
+    return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* The lesson's four lines (two when CUDA is not available), plus the cause. */
+static int print_text(const cli_probe *pr)
+{
+    char v[32] = "None";
+    if (pr->have_rt)
+        cli_cuda_version(v, sizeof v, pr->rt);
+    cli_line("CUDA available: %s", pr->cause == GPUPROBE_CUDA_AVAILABLE ? "True" : "False");
+    cli_line("CUDA version: %s", v);
+    if (pr->cause != GPUPROBE_CUDA_AVAILABLE) {
+        cli_line("Reason: %s (%s)", gpuprobe_cuda_cause_string(pr->cause), pr->detail);
+        return CLI_EXIT_OK;
+    }
+    /* cuda:0 is device 1 (device 0 is always the CPU). */
+    const char *name = NULL;
+    int64_t total = 0;
+    gpuprobe_status st = gpuprobe_device_get_string(pr->ctx, 1, GPUPROBE_ATTR_NAME, &name);
+    if (st == GPUPROBE_OK)
+        st = gpuprobe_device_get_int(pr->ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+    if (st != GPUPROBE_OK)
+        return cli_fail(pr->ctx, st, "reading cuda:0");
+    cli_line("GPU: %s", name);
+    cli_line("Memory: %.1f GB", (double)total / 1e9);
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    cli_start(&command, argc, argv);
+    cli_args a = CLI_ARGS_INIT(argc, argv);
+    const char *v;
+    int opt;
+    while ((opt = cli_next(&a, &v)) >= 0)
+        ; /* --json is the only option */
+    if (opt == CLI_ARGS_EXIT)
+        return cli_finish(a.status);
+
+    cli_probe pr;
+    int rc = cli_probe_start(&pr);
+    if (rc != CLI_EXIT_OK)
+        return cli_finish(rc);
+    rc = cli_json() ? print_json(&pr) : print_text(&pr);
+    gpuprobe_context_destroy(pr.ctx);
+    return cli_finish(rc);
+}

@@ -1,0 +1,147 @@
+/*
+ * gpuprobe-select - which device should a program use: the lesson's
+ *
+ *     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+ *
+ * with a reason for the choice, optional requirements, and the
+ * GPUPROBE_DEVICE override. See gpuprobe-select(1) and docs/json.md.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { OPT_DEVICE, OPT_MIN_FREE, OPT_MIN_CC, OPT_FIT, OPT_DTYPE, OPT_WORKLOAD, OPT_JSON };
+
+static const cli_option options[] = {
+    [OPT_DEVICE] = {"device", "SPEC", "auto (default), cpu, cuda or cuda:N; GPUPROBE_DEVICE overrides it"},
+    [OPT_MIN_FREE] = {"min-free", "BYTES", "the device must have this much free memory (7e9 ok)"},
+    [OPT_MIN_CC] = {"min-cc", "X.Y", "a CUDA device of at least this compute capability (never the CPU)"},
+    [OPT_FIT] = {"fit", "PARAMS", "the device must hold this many parameters (7e9 ok)"},
+    [OPT_DTYPE] = {"dtype", "D", "with --fit: fp32, fp64, tf32, fp16 (default), bf16, fp8, int8, int4"},
+    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training"},
+    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
+    {NULL, NULL, NULL},
+};
+
+static const cli_command command = {
+    "gpuprobe-select",
+    "Choose the device a program should use (the best usable GPU, else the\n"
+    "CPU) and say why; with requirements, only a device that meets them.",
+    options,
+    "no device meets the requirements, or CUDA was asked for and is not usable",
+    "See gpuprobe-select(1).",
+};
+
+int main(int argc, char **argv)
+{
+    cli_start(&command, argc, argv);
+    const char *spec = "auto";
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    gpuprobe_dtype dtype = GPUPROBE_DTYPE_FP16;
+    gpuprobe_workload workload = GPUPROBE_WORKLOAD_WEIGHTS;
+    int have_req = 0, have_fit_opts = 0;
+
+    cli_args a = CLI_ARGS_INIT(argc, argv);
+    const char *v;
+    int opt;
+    while ((opt = cli_next(&a, &v)) >= 0) {
+        int major = 0, minor = 0;
+        switch (opt) {
+        case OPT_DEVICE:
+            spec = v;
+            break;
+        case OPT_MIN_FREE:
+            if (cli_parse_count(v, UINT64_C(1) << 62, &req.min_free_bytes) != 0)
+                return cli_finish(cli_usage_error("--min-free wants a byte count (e.g. 20e9), not '%s'", v));
+            have_req = 1;
+            break;
+        case OPT_MIN_CC:
+            if (cli_parse_cc(v, &major, &minor) != 0)
+                return cli_finish(cli_usage_error("--min-cc wants a compute capability X.Y, not '%s'", v));
+            /* Every CUDA device has at least 1.0; asking for less still
+             * asks for a CUDA device (the library excludes the CPU when
+             * the major number is above 0). */
+            if (major < 1) {
+                major = 1;
+                minor = 0;
+            }
+            req.min_cc_major = major;
+            req.min_cc_minor = minor;
+            have_req = 1;
+            break;
+        case OPT_FIT:
+            if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &req.fit_params) != 0)
+                return cli_finish(cli_usage_error("--fit wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v));
+            have_req = 1;
+            break;
+        case OPT_DTYPE:
+            if (gpuprobe_dtype_parse(v, &dtype) != GPUPROBE_OK)
+                return cli_finish(cli_usage_error("unknown --dtype '%s' (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", v));
+            have_fit_opts = 1;
+            break;
+        case OPT_WORKLOAD:
+            if (cli_parse_workload(v, &workload) != 0)
+                return cli_finish(cli_usage_error("unknown --workload '%s' (weights, inference, training)", v));
+            have_fit_opts = 1;
+            break;
+        }
+    }
+    if (opt == CLI_ARGS_EXIT)
+        return cli_finish(a.status);
+    if (have_fit_opts && req.fit_params == 0)
+        return cli_finish(cli_usage_error("--dtype and --workload go with --fit"));
+    if (req.fit_params && !cli_have_rule(dtype, workload))
+        return cli_finish(cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
+                                          gpuprobe_workload_name(workload), gpuprobe_dtype_name(dtype)));
+    req.fit_dtype = (int32_t)dtype;
+    req.fit_workload = (int32_t)workload;
+
+    gpuprobe_context *ctx = NULL;
+    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
+    if (st != GPUPROBE_OK)
+        return cli_finish(cli_fail(NULL, st, "creating a context"));
+
+    size_t dev = 0;
+    const char *reason = NULL;
+    st = gpuprobe_select(ctx, spec, have_req ? &req : NULL, 0, &dev, &reason);
+    if (st != GPUPROBE_OK) {
+        int rc = cli_fail(ctx, st, "selecting a device");
+        gpuprobe_context_destroy(ctx);
+        /* A malformed spec (--device or GPUPROBE_DEVICE) is bad input. */
+        return cli_finish(st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc);
+    }
+    /* The reason lasts until the next call on the context: copy it. */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", reason ? reason : "");
+    const char *dspec = NULL, *name = NULL;
+    st = gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_SPEC, &dspec);
+    if (st == GPUPROBE_OK)
+        st = gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_NAME, &name);
+    if (st != GPUPROBE_OK) {
+        int rc = cli_fail(ctx, st, "describing device %zu", dev);
+        gpuprobe_context_destroy(ctx);
+        return cli_finish(rc);
+    }
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    gpuprobe_cuda_status(ctx, &cause, NULL);
+
+    int rc = CLI_EXIT_OK;
+    if (cli_json()) {
+        struct json_object *doc = cli_doc();
+        cli_set_str(doc, "using", dspec);
+        cli_set_u64(doc, "device_index", dev);
+        cli_set_str(doc, "name", name);
+        cli_set_str(doc, "reason", why);
+        cli_set_str(doc, "cuda_cause", gpuprobe_cuda_cause_name(cause));
+        rc = cli_print_doc(doc);
+    } else {
+        cli_line("Using: %s", dspec);
+        cli_line("Device: %s", name);
+        cli_line("Reason: %s", why);
+    }
+    gpuprobe_context_destroy(ctx);
+    return cli_finish(rc);
+}
