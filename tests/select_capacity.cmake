@@ -1,5 +1,6 @@
 # select_capacity.cmake - ctest runs of the select_device and vram_capacity
-# examples.
+# examples (their commands, gpuprobe-select and gpuprobe-fit, are tested in
+# tools.cmake).
 #
 # This file has two roles:
 #  - included by tests/CMakeLists.txt: it registers the tests below;
@@ -143,11 +144,6 @@ gp_selcap_test(NAME example.select_device.cuda_off TARGET select_device RC 0
   STDOUT "\nReason: auto: CUDA not usable \\(")
 gp_selcap_test(NAME example.select_device.cpu TARGET select_device RC 0
   ARGS --device cpu FIRST "Using: cpu")
-gp_selcap_test(NAME example.select_device.json TARGET select_device RC 0
-  ARGS --json JSON STDOUT "\"using\": \"(cpu|cuda:[0-9]+)\"" "\"reason\": ")
-gp_selcap_test(NAME example.select_device.json_cuda_off TARGET select_device RC 0
-  ARGS --json ENV GPUPROBE_CUDA=off JSON
-  STDOUT "\"using\": \"cpu\"" "\"cuda_cause\": \"(disabled|not_built)\"")
 # GPUPROBE_DEVICE overrides --device.
 gp_selcap_test(NAME example.select_device.env_cpu TARGET select_device RC 0
   ARGS --device cuda:12345 ENV GPUPROBE_DEVICE=cpu FIRST "Using: cpu"
@@ -156,9 +152,6 @@ gp_selcap_test(NAME example.select_device.env_cpu TARGET select_device RC 0
 gp_selcap_test(NAME example.select_device.env_cuda_unusable TARGET select_device RC 1
   ENV GPUPROBE_DEVICE=cuda GPUPROBE_CUDA=off
   STDERR "CUDA is not usable" "\\((disabled|not_built)\\)" "GPUPROBE_DEVICE")
-gp_selcap_test(NAME example.select_device.env_cuda_json TARGET select_device RC 1
-  ARGS --json ENV GPUPROBE_DEVICE=cuda GPUPROBE_CUDA=off JSON
-  STDOUT "\"status\": \"cuda_unavailable\"")
 # An ordinal no machine has: exit 1 here (CUDA unusable) and on a GPU
 # machine (not found).
 gp_selcap_test(NAME example.select_device.env_cuda_4096 TARGET select_device RC 1
@@ -168,8 +161,6 @@ gp_selcap_test(NAME example.select_device.env_bogus TARGET select_device RC 2
   ENV GPUPROBE_DEVICE=bogus STDERR "GPUPROBE_DEVICE" "\"bogus\"")
 gp_selcap_test(NAME example.select_device.device_malformed TARGET select_device RC 2
   ARGS --device cuda:01 STDERR "\"cuda:01\"" "leading zero")
-gp_selcap_test(NAME example.select_device.bad_option TARGET select_device RC 2
-  ARGS --frobnicate STDERR "unknown argument")
 gp_selcap_test(NAME example.select_device.bad_min_free TARGET select_device RC 2
   ARGS --min-free lots STDERR "--min-free")
 gp_selcap_test(NAME example.select_device.no_fit TARGET select_device RC 1
@@ -177,27 +168,13 @@ gp_selcap_test(NAME example.select_device.no_fit TARGET select_device RC 1
 
 # -- vram_capacity --------------------------------------------------------
 gp_selcap_test(NAME example.vram_capacity TARGET vram_capacity RC 0
-  STDOUT "^cpu \\(" "\n  memory: [^\n]+ total" "\n  usable: "
-  "\n    fp16: [0-9.]+ ?[KMBTQ]? parameters" "training \\(AdamW"
-  "\n    fp8: no rule")
-gp_selcap_test(NAME example.vram_capacity.json TARGET vram_capacity RC 0
-  ARGS --json JSON
-  STDOUT "\"device\": \"cpu\"" "\"reserve_source\": \"none\""
-  "\"max_params\": {\"fp32\": [0-9]+, \"fp16\": [0-9]+, \"bf16\": [0-9]+, \"fp8\": [0-9]+, \"int8\": [0-9]+, \"int4\": [0-9]+}"
-  "\"max_params_training\": {\"fp32\": [0-9]+, \"fp16\": [0-9]+, \"bf16\": [0-9]+}")
+  STDOUT "^cpu: [0-9.]+ [kMGTP]?B usable of [0-9.]+ [kMGTP]?B total \\(available RAM\\)\n"
+  "\n  largest fp16 model: [0-9.]+ ?[KMBTQ]? parameters")
 gp_selcap_test(NAME example.vram_capacity.params TARGET vram_capacity RC 0
   ARGS --params 7e9
-  STDOUT "^Does a 7.0 B-parameter model fit\\?"
-  "fp16 weights +needs +14.0 GB: (fits|does not fit)"
-  "fp16 inference +needs +16.8 GB: "
-  "bf16 training +needs +112.0 GB: ")
-gp_selcap_test(NAME example.vram_capacity.params_json TARGET vram_capacity RC 0
-  ARGS --params 7e9 --json JSON
-  STDOUT "\"params\": 7000000000"
-  "{\"device\": \"cpu\", \"dtype\": \"fp16\", \"workload\": \"weights\", \"bytes_needed\": 14000000000, \"usable_bytes\": [0-9]+, \"fits\": (true|false)}")
+  STDOUT "fp16 weights +needs +14.0 GB: (fits|does not fit)"
+  "fp16 inference +needs +16.8 GB: " "fp16 training +needs +112.0 GB: ")
 gp_selcap_test(NAME example.vram_capacity.bad_params TARGET vram_capacity RC 2
   ARGS --params seven STDERR "--params")
 gp_selcap_test(NAME example.vram_capacity.too_many_params TARGET vram_capacity RC 2
   ARGS --params 2e15 STDERR "--params")
-gp_selcap_test(NAME example.vram_capacity.bad_option TARGET vram_capacity RC 2
-  ARGS --nope STDERR "unknown argument")

@@ -42,6 +42,7 @@ int cli_json(void)
 void cli_start(const cli_command *cmd, int argc, char **argv)
 {
     command = cmd;
+    json_mode = 0;
     /* Hold closed standard descriptors: opened read-only, a held stdout or
      * stderr fails every write (EBADF), as the closed one would have. */
     for (int fd = 0; fd <= 2; fd++) {

@@ -1,0 +1,135 @@
+/*
+ * fault_shim.c - an LD_PRELOAD library for the command tests: it makes
+ * chosen public libgpuprobe calls fail, or gives devices a chosen name, so
+ * that the failure and quoting paths of the commands and examples run on a
+ * machine without a GPU and with a healthy system. It interposes at the ABI
+ * boundary (the real function is found with dlsym(RTLD_NEXT)); the library
+ * itself is unchanged.
+ *
+ *   GPUPROBE_SHIM_FAIL     comma-separated function names to fail, from
+ *                          gpuprobe_device_memory, gpuprobe_device_capacity,
+ *                          gpuprobe_device_count, gpuprobe_cuda_status,
+ *                          gpuprobe_matmul_run; they return
+ *                          GPUPROBE_ERR_SYSTEM
+ *   GPUPROBE_SHIM_INDEX    fail (or rename) only this device index
+ *   GPUPROBE_SHIM_MESSAGE  what gpuprobe_last_error() says after an injected
+ *                          failure (any bytes)
+ *   GPUPROBE_SHIM_NAME     what GPUPROBE_ATTR_NAME returns (any bytes)
+ *
+ * A simulated device (a CUDA stack that reports a hostile name itself)
+ * replaces GPUPROBE_SHIM_NAME where one is available; the tests are written
+ * so that either can drive them (tests/tools.cmake).
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuprobe.h"
+
+static int injected; /* the last interposed call failed on purpose */
+
+/* The next definition of name: libgpuprobe's. POSIX lets dlsym()'s result
+ * be a function; copy it into one to say so. */
+typedef void (*any_fn)(void);
+static any_fn real(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    any_fn f;
+    if (!p)
+        abort(); /* a test set-up error: say so loudly */
+    memcpy(&f, &p, sizeof f);
+    return f;
+}
+
+/* Should the call `name` on device index fail? */
+static int fails(const char *name, size_t index, int has_index)
+{
+    const char *list = getenv("GPUPROBE_SHIM_FAIL");
+    const char *want = getenv("GPUPROBE_SHIM_INDEX");
+    size_t n = strlen(name);
+    injected = 0;
+    if (has_index && want && *want && strtoull(want, NULL, 10) != index)
+        return 0;
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return injected = 1;
+        p = end ? end + 1 : p + len;
+    }
+    return 0;
+}
+
+typedef const char *last_error_fn(const gpuprobe_context *);
+typedef gpuprobe_status memory_fn(gpuprobe_context *, size_t, gpuprobe_memory_info *, unsigned);
+typedef gpuprobe_status capacity_fn(gpuprobe_context *, size_t, gpuprobe_dtype, gpuprobe_workload,
+                                    unsigned, gpuprobe_capacity *);
+typedef gpuprobe_status count_fn(gpuprobe_context *, size_t *);
+typedef gpuprobe_status cuda_status_fn(gpuprobe_context *, gpuprobe_cuda_cause *, const char **);
+typedef gpuprobe_status matmul_fn(gpuprobe_context *, size_t, const gpuprobe_matmul_options *,
+                                  unsigned, gpuprobe_matmul_result **);
+typedef gpuprobe_status get_string_fn(gpuprobe_context *, size_t, gpuprobe_attr, const char **);
+
+const char *gpuprobe_last_error(const gpuprobe_context *ctx)
+{
+    const char *msg = getenv("GPUPROBE_SHIM_MESSAGE");
+    if (injected)
+        return msg ? msg : "injected failure";
+    return ((last_error_fn *)real("gpuprobe_last_error"))(ctx);
+}
+
+gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t index,
+                                       gpuprobe_memory_info *out, unsigned flags)
+{
+    if (fails("gpuprobe_device_memory", index, 1))
+        return GPUPROBE_ERR_SYSTEM;
+    return ((memory_fn *)real("gpuprobe_device_memory"))(ctx, index, out, flags);
+}
+
+gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t index,
+                                         gpuprobe_dtype dtype, gpuprobe_workload workload,
+                                         unsigned flags, gpuprobe_capacity *out)
+{
+    if (fails("gpuprobe_device_capacity", index, 1))
+        return GPUPROBE_ERR_SYSTEM;
+    return ((capacity_fn *)real("gpuprobe_device_capacity"))(ctx, index, dtype, workload, flags, out);
+}
+
+gpuprobe_status gpuprobe_device_count(gpuprobe_context *ctx, size_t *count)
+{
+    if (fails("gpuprobe_device_count", 0, 0))
+        return GPUPROBE_ERR_SYSTEM;
+    return ((count_fn *)real("gpuprobe_device_count"))(ctx, count);
+}
+
+gpuprobe_status gpuprobe_cuda_status(gpuprobe_context *ctx, gpuprobe_cuda_cause *cause,
+                                     const char **detail)
+{
+    if (fails("gpuprobe_cuda_status", 0, 0))
+        return GPUPROBE_ERR_SYSTEM;
+    return ((cuda_status_fn *)real("gpuprobe_cuda_status"))(ctx, cause, detail);
+}
+
+gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
+                                    const gpuprobe_matmul_options *opts, unsigned flags,
+                                    gpuprobe_matmul_result **out)
+{
+    if (fails("gpuprobe_matmul_run", device, 1))
+        return GPUPROBE_ERR_SYSTEM;
+    return ((matmul_fn *)real("gpuprobe_matmul_run"))(ctx, device, opts, flags, out);
+}
+
+gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t index,
+                                           gpuprobe_attr attr, const char **out)
+{
+    gpuprobe_status st = ((get_string_fn *)real("gpuprobe_device_get_string"))(ctx, index, attr, out);
+    const char *name = getenv("GPUPROBE_SHIM_NAME");
+    const char *want = getenv("GPUPROBE_SHIM_INDEX");
+    if (st == GPUPROBE_OK && attr == GPUPROBE_ATTR_NAME && name &&
+        (!want || !*want || strtoull(want, NULL, 10) == index))
+        *out = name;
+    return st;
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""run.py - run one gpuprobe command or example program the way a test
+needs, and check what it did.
+
+usage: run.py [options] -- PROGRAM [ARG...]
+
+  --rc N           expected exit status; "sigpipe": killed by SIGPIPE
+  --stdout MODE    pipe (default) | full (/dev/full) | closed (descriptor 1
+                   closed) | epipe (a pipe whose reader is gone, SIGPIPE
+                   default) | epipe-ignored (the same with SIGPIPE ignored)
+  --env K=V        set K; V may carry \\xHH, \\e, \\n escapes (raw bytes)
+  --preload LIB    run with LD_PRELOAD=LIB (the fault shim)
+  --out RE         stdout (decoded as UTF-8, errors replaced) must match RE
+  --err RE         stderr must match RE
+  --no-out RE / --no-err RE   must not match
+  --out-empty / --err-empty
+  --json DOCS      stdout is one JSON object, strict UTF-8, matching the
+                   tables of DOCS (docs/json.md)
+  --json-has PATH=TEXT  (with --json) the string at PATH (a.b.0.c)
+                   contains TEXT (escapes as --env; invalid UTF-8 in it
+                   stands for U+FFFD, as the commands write it)
+  --clean          stdout and stderr are valid UTF-8 without control bytes
+                   other than newline: nothing raw reached the terminal
+
+Passes (exit 0) when every check holds; otherwise prints what happened.
+"""
+import argparse
+import codecs
+import os
+import re
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jsondoc  # noqa: E402
+
+
+def unescape(text):
+    """'a\\x1b\\xff' -> b'a\\x1b\\xff' (Python bytes escapes)."""
+    return codecs.escape_decode(text.encode("utf-8"))[0]
+
+
+def clean(data, what):
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return ["%s is not valid UTF-8: %s" % (what, exc)]
+    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+    return ["%s carries control characters %r" % (what, bad[:5])] if bad else []
+
+
+def lookup(doc, path):
+    for part in path.split("."):
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rc", default="0")
+    ap.add_argument("--stdout", default="pipe",
+                    choices=["pipe", "full", "closed", "epipe", "epipe-ignored"])
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--preload")
+    ap.add_argument("--out", action="append", default=[])
+    ap.add_argument("--err", action="append", default=[])
+    ap.add_argument("--no-out", action="append", default=[])
+    ap.add_argument("--no-err", action="append", default=[])
+    ap.add_argument("--out-empty", action="store_true")
+    ap.add_argument("--err-empty", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--json-has", action="append", default=[])
+    ap.add_argument("--clean", action="store_true")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+
+    env = dict(os.environb)
+    for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR"):
+        env.pop(k, None)
+    for kv in a.env:
+        k, _, v = kv.partition("=")
+        env[k.encode()] = unescape(v)
+    if a.preload:
+        env[b"LD_PRELOAD"] = a.preload.encode()
+        # An ASan build insists on being first in the library list.
+        env[b"ASAN_OPTIONS"] = env.get(b"ASAN_OPTIONS", b"") + b":verify_asan_link_order=0"
+
+    stdout, preexec, write_end = subprocess.PIPE, None, None
+    if a.stdout == "full":
+        stdout = open("/dev/full", "wb")
+    elif a.stdout == "closed":
+        stdout = None
+        preexec = lambda: os.close(1)  # noqa: E731
+    elif a.stdout in ("epipe", "epipe-ignored"):
+        reader, write_end = os.pipe()
+        os.close(reader)  # the reader is gone before anything is written
+        stdout = write_end
+        if a.stdout == "epipe-ignored":
+            preexec = lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # noqa: E731
+    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env,
+                       preexec_fn=preexec, timeout=240)
+    if write_end is not None:
+        os.close(write_end)
+    out, err = p.stdout or b"", p.stderr
+    text_out = out.decode("utf-8", "replace")
+    text_err = err.decode("utf-8", "replace")
+
+    problems = []
+    want = -signal.SIGPIPE if a.rc == "sigpipe" else int(a.rc)
+    if p.returncode != want:
+        problems.append("exit status %d, expected %d" % (p.returncode, want))
+    for r in a.out:
+        if not re.search(r, text_out, re.M | re.S):
+            problems.append("stdout does not match %r" % r)
+    for r in a.err:
+        if not re.search(r, text_err, re.M | re.S):
+            problems.append("stderr does not match %r" % r)
+    for r in a.no_out:
+        if re.search(r, text_out, re.M | re.S):
+            problems.append("stdout matches %r" % r)
+    for r in a.no_err:
+        if re.search(r, text_err, re.M | re.S):
+            problems.append("stderr matches %r" % r)
+    if a.out_empty and out:
+        problems.append("stdout is not empty")
+    if a.err_empty and err:
+        problems.append("stderr is not empty")
+    if a.clean:
+        problems += clean(out, "stdout") + clean(err, "stderr")
+    if a.json:
+        try:
+            doc = jsondoc.json.loads(out.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            problems.append("stdout is not one valid UTF-8 JSON document: %s" % exc)
+        else:
+            if out.count(b"\n") != 1 or not out.endswith(b"\n"):
+                problems.append("the JSON document is not exactly one line")
+            problems += ["docs/json.md: " + e
+                         for e in jsondoc.check(doc, jsondoc.load_tables(a.json))]
+            for spec in a.json_has:
+                path, _, sub = spec.partition("=")
+                # As the commands write it: invalid UTF-8 becomes U+FFFD.
+                sub = unescape(sub).decode("utf-8", "replace")
+                try:
+                    got = lookup(doc, path)
+                except (KeyError, IndexError, ValueError, TypeError):
+                    problems.append("no member %s in the JSON document" % path)
+                    continue
+                if not isinstance(got, str) or sub not in got:
+                    problems.append("%s = %r does not contain %r" % (path, got, sub))
+
+    if problems:
+        print("command: %r" % cmd)
+        print("exit status: %d" % p.returncode)
+        print("--- stdout ---\n%s\n--- stderr ---\n%s\n--------------" % (text_out, text_err))
+        for pr in problems:
+            print("FAIL: " + pr)
+        return 1
+    print("ok: %r exit %d" % (cmd, p.returncode))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
