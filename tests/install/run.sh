@@ -23,6 +23,7 @@
 #   SANITIZE     the build's GPUPROBE_SANITIZE value; consumers get the same
 #                -fsanitize flags (an instrumented library needs them)
 #   VERSION      the project version, e.g. 1.0.0
+#   WITH_TOOLS   1 when the build installs the gpuprobe-* commands
 set -euo pipefail
 
 : "${BUILD_DIR:?}" "${SOURCE_DIR:?}" "${WORK_DIR:?}"
@@ -33,6 +34,7 @@ CXX=${CXX:-}
 WITH_STATIC=${WITH_STATIC:-1}
 SANITIZE=${SANITIZE:-}
 VERSION=${VERSION:-}
+WITH_TOOLS=${WITH_TOOLS:-0}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 here=$SOURCE_DIR/tests/install
 
@@ -112,6 +114,25 @@ run_consumer() { # name program args...
     fi
     env -u LD_LIBRARY_PATH "$prog" "$@" || die "$name exited with $?"
 }
+
+if [ "$WITH_TOOLS" = 1 ]; then
+    step "commands and man pages"
+    for t in smi info select bench fit; do
+        exe=$prefix/bin/gpuprobe-$t
+        [ -x "$exe" ] || die "bin/gpuprobe-$t not installed"
+        [ -f "$prefix/share/man/man1/gpuprobe-$t.1" ] || die "share/man/man1/gpuprobe-$t.1 not installed"
+        # Found through the command's relative RUNPATH ($ORIGIN/../lib),
+        # whatever the prefix.
+        got=$(ldd "$exe" | awk '$1 == "libgpuprobe.so.1" { print $3 }')
+        [ "$(readlink -f "$got")" = "$(readlink -f "$libdir/libgpuprobe.so.1")" ] \
+            || { ldd "$exe"; die "gpuprobe-$t does not find the installed library"; }
+        [ "$(env -u LD_LIBRARY_PATH "$exe" --version)" = "gpuprobe-$t (libgpuprobe) $VERSION" ] \
+            || die "gpuprobe-$t --version"
+    done
+    [ -f "$prefix/share/doc/gpuprobe/json.md" ] || die "share/doc/gpuprobe/json.md not installed"
+    env -u LD_LIBRARY_PATH "$prefix/bin/gpuprobe-info" || die "the installed gpuprobe-info failed"
+    echo "ok: bin/gpuprobe-{smi,info,select,bench,fit}, their man pages, json.md"
+fi
 
 step "pkg-config"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
