@@ -13,16 +13,20 @@
 # GPUPROBE_NO_INSTALL=1 turns installation off even for root (the command is
 # then only printed).
 
-# What building and running the library, its examples and unit tests needs.
+# What building and running the library, its commands, examples and unit
+# tests needs: json-c for the commands' and examples' JSON output, scdoc for
+# the man pages (the library itself needs neither).
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev)
+GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev libjson-c-dev scdoc)
 # What scripts/check needs beyond that: the C++ consumer and header tests
-# (g++), nm/readelf (binutils), the ABI comparison (abigail-tools), the API
-# reference (doxygen), helper scripts (python3).
+# (g++), nm/readelf (binutils), the command tests and helper scripts
+# (python3), the Debian package test (dpkg-dev: dpkg-shlibdeps); optional:
+# the ABI comparison (abigail-tools), the API reference (doxygen), the man
+# page checks (mandoc, man-db).
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_CHECK=(g++ binutils)
+GPUPROBE_DEPS_CHECK=(g++ binutils python3 dpkg-dev)
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_CHECK_OPTIONAL=(abigail-tools doxygen python3)
+GPUPROBE_DEPS_CHECK_OPTIONAL=(abigail-tools doxygen mandoc man-db)
 
 deps_missing_optional=()
 
