@@ -143,13 +143,18 @@ if(TARGET gpuprobe-smi)
   endforeach()
 
   # Hostile bytes through the loader: GPUPROBE_CUDA_LIBDIR is echoed back in
-  # the CUDA detail (the library's own text and the dynamic loader's).
+  # the CUDA detail (the library's own text and the dynamic loader's) when
+  # CUDA support is built in; without it the output must still be clean.
   set(libdir "/nonexistent/${GPUPROBE_HOSTILE}")
+  set(has_text "")
+  set(has_json "")
+  if(GPUPROBE_HAVE_CUDA)
+    set(has_text TEXT_HAS "smi:x1b.31mRED" "info:x1b.31mRED" "select:x1b.31mRED" "bench:x1b.31mRED")
+    set(has_json JSON_HAS "smi:detail=${GPUPROBE_HOSTILE}" "info:detail=${GPUPROBE_HOSTILE}"
+                          "select:reason=${GPUPROBE_HOSTILE}" "bench:reason=${GPUPROBE_HOSTILE}")
+  endif()
   gpuprobe_hostile_output_tests(libdir ENV "GPUPROBE_CUDA_LIBDIR=${libdir}"
-    TEXT_HAS "smi:x1b.31mRED" "info:x1b.31mRED" "select:x1b.31mRED" "bench:x1b.31mRED"
-    COMMANDS smi info select bench
-    JSON_HAS "smi:detail=${GPUPROBE_HOSTILE}" "info:detail=${GPUPROBE_HOSTILE}"
-             "select:reason=${GPUPROBE_HOSTILE}" "bench:reason=${GPUPROBE_HOSTILE}")
+    COMMANDS smi info select bench ${has_text} ${has_json})
   # ... and a device whose name is hostile (device 0 renamed by the shim).
   gpuprobe_hostile_output_tests(name ENV "GPUPROBE_SHIM_NAME=${GPUPROBE_HOSTILE}"
     PRELOAD ${GPUPROBE_SHIM}
