@@ -170,9 +170,6 @@ void cli_set(struct json_object *o, const char *key, struct json_object *v);
 void cli_push(struct json_object *arr, struct json_object *v);
 /* {"status": status, "message": message}: the one error shape. */
 struct json_object *cli_error_obj(const char *status, const char *message);
-/* {"status": gpuprobe_status_name(st), "message": "<what>: <last error>"}. */
-struct json_object *cli_status_obj(gpuprobe_context *ctx, gpuprobe_status st,
-                                   const char *what);
 
 /* Print doc on one line, then free it. Returns CLI_EXIT_OK, or
  * CLI_EXIT_FAIL after reporting an allocation failure. */

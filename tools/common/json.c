@@ -142,22 +142,6 @@ struct json_object *cli_error_obj(const char *status, const char *message)
     return e;
 }
 
-struct json_object *cli_status_obj(gpuprobe_context *ctx, gpuprobe_status st,
-                                   const char *what)
-{
-    const char *detail = gpuprobe_last_error(ctx);
-    size_t n = strlen(what) + strlen(detail) + 3;
-    char *msg = malloc(n);
-    if (!msg) {
-        json_oom = 1;
-        return NULL;
-    }
-    snprintf(msg, n, "%s%s%s", what, what[0] && detail[0] ? ": " : "", detail);
-    struct json_object *e = cli_error_obj(gpuprobe_status_name(st), msg);
-    free(msg);
-    return e;
-}
-
 int cli_print_doc(struct json_object *doc)
 {
     const char *text = NULL;

@@ -293,7 +293,8 @@ static char *status_message(gpuprobe_context *ctx, gpuprobe_status st,
                             const char *fmt, va_list ap)
 {
     char *what = vformat(fmt, ap);
-    const char *detail = gpuprobe_last_error(ctx);
+    /* Without a context (creating one failed) the status says it all. */
+    const char *detail = ctx ? gpuprobe_last_error(ctx) : "";
     const char *status = gpuprobe_status_string(st);
     if (!what)
         return NULL;
