@@ -665,33 +665,37 @@ static gpuprobe_status host_bytes(gpuprobe_context *ctx, const gp_mm_job *job,
     return GPUPROBE_OK;
 }
 
-static gpuprobe_status check_host_memory(gpuprobe_context *ctx,
-                                         const gp_mm_job *job, size_t need)
+gpuprobe_status gp_mm_check_host(gpuprobe_context *ctx, const gp_mm_job *job,
+                                 uint64_t extra_memory, const char *memory_text,
+                                 uint64_t extra_space, const char *space_text)
 {
+    size_t abc = 0;
+    gpuprobe_status st = host_bytes(ctx, job, &abc);
+    if (st != GPUPROBE_OK)
+        return st;
     gp_host_memory hm;
-    if (gp_host_memory_read(ctx, ctx->sysroot, &hm) != GPUPROBE_OK) {
+    st = gp_host_memory_read(ctx, ctx->sysroot, &hm);
+    if (st == GPUPROBE_ERR_OUT_OF_MEMORY)
+        return st;
+    if (st != GPUPROBE_OK) {
         /* Unknown: go ahead; a failed allocation is still reported. */
         ctx->error[0] = '\0';
         return GPUPROBE_OK;
     }
-    uint64_t avail = hm.mem_available;
-    if (hm.cgroup_limit != UINT64_MAX) {
-        uint64_t room = hm.cgroup_limit > hm.cgroup_usage
-                            ? hm.cgroup_limit - hm.cgroup_usage
-                            : 0;
-        if (room < avail)
-            avail = room;
-    }
-    if ((uint64_t)need > avail)
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "matmul %lldx%lldx%lld %s needs %llu bytes (%.1f MiB) "
-                       "of host memory for A, B and C, but only %llu bytes "
-                       "(%.1f MiB) are available",
-                       (long long)job->m, (long long)job->n, (long long)job->k,
-                       gpuprobe_dtype_name(job->dtype),
-                       (unsigned long long)need, (double)need / 1048576.0,
-                       (unsigned long long)avail, (double)avail / 1048576.0);
-    return GPUPROBE_OK;
+    /* Each of A, B and C is its own mapping, a page more than asked. */
+    uint64_t memory = (uint64_t)abc, space = (uint64_t)abc + 3 * 4096;
+    memory = extra_memory > UINT64_MAX - memory ? UINT64_MAX : memory + extra_memory;
+    space = extra_space > UINT64_MAX - space ? UINT64_MAX : space + extra_space;
+    char what[96], mdetail[192], sdetail[256];
+    gp_snprintf(what, sizeof what, "matmul %lldx%lldx%lld %s", (long long)job->m,
+                (long long)job->n, (long long)job->k, gpuprobe_dtype_name(job->dtype));
+    gp_snprintf(mdetail, sizeof mdetail, "A, B and C %llu bytes%s%s",
+                (unsigned long long)abc, memory_text ? ", " : "",
+                memory_text ? memory_text : "");
+    gp_snprintf(sdetail, sizeof sdetail, "A, B and C %llu bytes%s%s",
+                (unsigned long long)abc, space_text ? ", " : "",
+                space_text ? space_text : "");
+    return gp_host_fits(ctx, &hm, memory, mdetail, space, sdetail, what);
 }
 
 static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
@@ -713,12 +717,14 @@ static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
                        "matmul in fp64 is done on the CPU only; CUDA devices "
                        "do fp32, tf32, fp16 and bf16");
+    char name[80];
+    gp_quote(name, sizeof name, dev->name, 64);
     if ((dt == GPUPROBE_DTYPE_TF32 || dt == GPUPROBE_DTYPE_BF16) &&
         dev->cc_major < 8)
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
                        "matmul in %s needs compute capability 8.0 or later "
-                       "(Ampere tensor cores); %s is %d.%d",
-                       gpuprobe_dtype_name(dt), dev->name, dev->cc_major,
+                       "(Ampere tensor cores); %s (%s) is %d.%d",
+                       gpuprobe_dtype_name(dt), dev->spec, name, dev->cc_major,
                        dev->cc_minor);
     return GPUPROBE_OK;
 }
@@ -833,13 +839,17 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
     st = check_dtype(ctx, dev, job.dtype);
     if (st != GPUPROBE_OK)
         return st;
+    /* Host memory: here for CUDA (A, B and C in pinned buffers); the CPU
+     * backend adds what OpenBLAS needs once it knows it. */
     size_t need = 0;
     st = host_bytes(ctx, &job, &need);
     if (st != GPUPROBE_OK)
         return st;
-    st = check_host_memory(ctx, &job, need);
-    if (st != GPUPROBE_OK)
-        return st;
+    if (dev->kind != GPUPROBE_DEVICE_CPU) {
+        st = gp_mm_check_host(ctx, &job, 0, NULL, 0, NULL);
+        if (st != GPUPROBE_OK)
+            return st;
+    }
 
     job.times = calloc((size_t)job.max_runs, sizeof *job.times);
     if (!job.times)

@@ -109,6 +109,15 @@ static inline double gp_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Is there host memory for the run? A, B and C, plus what the backend adds
+ * (extra_memory touched, extra_space mapped; each NULL text: nothing), are
+ * checked against MemAvailable, the cgroup limits, RLIMIT_AS and
+ * RLIMIT_DATA (gp_host_fits()). GPUPROBE_ERR_OUT_OF_MEMORY naming the
+ * tightest limit, or GPUPROBE_ERR_OVERFLOW. */
+gpuprobe_status gp_mm_check_host(gpuprobe_context *ctx, const gp_mm_job *job,
+                                 uint64_t extra_memory, const char *memory_text,
+                                 uint64_t extra_space, const char *space_text);
+
 /* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
 int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
 

@@ -503,12 +503,16 @@ static void host_out_of_memory(void **state)
         gpuprobe_matmul_options *o = NULL;
         if (gpuprobe_matmul_options_create(&o) != GPUPROBE_OK)
             _exit(11);
-        /* 3 x 12000^2 x 4 bytes = 1.7 GB, far above the limit below. */
-        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 12000);
+        /* 3 x 40000^2 x 4 bytes = 19 GB, far above the limit below. */
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 40000);
         size_t n = 0;
         if (gpuprobe_device_count(ctx, &n) != GPUPROBE_OK)
             _exit(12);
-        /* Limit the address space to what is mapped now + 256 MiB. */
+        /* Limit the address space to what is mapped now + 256 MiB + 140
+         * MiB per CPU: room for a small run (OpenBLAS's pool was stopped by
+         * the fork and restarts: a 128 MiB buffer for the caller and a
+         * buffer and an 8 MiB stack for each pool thread, at most one per
+         * CPU), far from 40000^2 x 3. */
         long pages = 0;
         FILE *f = fopen("/proc/self/statm", "r");
         if (!f || fscanf(f, "%ld", &pages) != 1)
@@ -516,7 +520,8 @@ static void host_out_of_memory(void **state)
         fclose(f);
         struct rlimit rl;
         rl.rlim_cur = rl.rlim_max =
-            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + 256 * MiB;
+            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + 256 * MiB +
+            (rlim_t)sysconf(_SC_NPROCESSORS_CONF) * 140 * MiB;
         if (setrlimit(RLIMIT_AS, &rl) != 0)
             _exit(14);
         gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;

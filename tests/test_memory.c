@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,14 +444,54 @@ static void test_read_file(void **state)
     assert_non_null(mkdtemp(root));
     sr_put(root, "f", "hello world");
     char buf[6];
-    assert_int_equal(gp_read_file(root, "/f", buf, sizeof buf), 0);
-    assert_string_equal(buf, "hello"); /* truncated, NUL-terminated */
+    errno = 0;
+    /* Never cut silently: a file that does not fit is an error. */
+    assert_int_equal(gp_read_file(root, "/f", buf, sizeof buf), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_string_equal(buf, "");
+    char fit[12];
+    assert_int_equal(gp_read_file(root, "/f", fit, sizeof fit), 0);
+    assert_string_equal(fit, "hello world"); /* exactly fits */
     char big[64];
     assert_int_equal(gp_read_file(root, "/f", big, sizeof big), 0);
     assert_string_equal(big, "hello world");
     assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
     assert_string_equal(big, "");
     assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
+
+    /* Whole files on the heap, up to a bound. */
+    char *text = NULL;
+    assert_int_equal(gp_read_text(root, "/f", 1 << 20, &text), 0);
+    assert_string_equal(text, "hello world");
+    free(text);
+    assert_int_equal(gp_read_text(root, "/f", 11, &text), 0);
+    assert_string_equal(text, "hello world");
+    free(text);
+    text = (char *)&text;
+    errno = 0;
+    assert_int_equal(gp_read_text(root, "/f", 10, &text), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_null(text);
+    assert_int_equal(gp_read_text(root, "/missing", 100, &text), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_null(text);
+    /* Longer than the first read (4 KiB), and a /proc file (size 0). */
+    char *long_text = malloc(70000);
+    assert_non_null(long_text);
+    for (size_t i = 0; i < 69999; i++)
+        long_text[i] = (char)('a' + i % 26);
+    long_text[69999] = '\0';
+    sr_put(root, "long", long_text);
+    assert_int_equal(gp_read_text(root, "/long", 1 << 20, &text), 0);
+    assert_string_equal(text, long_text);
+    free(text);
+    free(long_text);
+    assert_int_equal(gp_read_text(NULL, "/proc/self/status", 1 << 20, &text), 0);
+    assert_non_null(strstr(text, "VmSize:"));
+    uint64_t size = 0, data = 0;
+    assert_int_equal(gp_parse_proc_status(text, &size, &data), 0);
+    assert_true(size > 0 && data > 0 && data < size);
+    free(text);
     sr_rm_tree(root);
 }
 
