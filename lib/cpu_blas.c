@@ -90,8 +90,8 @@ static gpuprobe_status check_load(gpuprobe_context *ctx, int *limited)
                     (uint64_t)workers * (GP_OPENBLAS_BUFFER + stack);
     char detail[160];
     gp_snprintf(detail, sizeof detail,
-                "the library, and %d pool thread%s with a %.1f MiB buffer and "
-                "a %.1f MiB stack each", workers, workers == 1 ? "" : "s",
+                "the library, and %d pool thread%s with a buffer of %.1f MiB "
+                "and a stack of %.1f MiB each", workers, workers == 1 ? "" : "s",
                 (double)GP_OPENBLAS_BUFFER / 1048576.0, (double)stack / 1048576.0);
     return gp_host_fits(ctx, &h, 0, "", need, detail,
                         "loading OpenBLAS (" GP_OPENBLAS_SONAME ")");

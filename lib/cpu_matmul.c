@@ -87,10 +87,13 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     gp_snprintf(mtext, sizeof mtext, "OpenBLAS's packed panels up to %llu bytes",
                 (unsigned long long)cost.memory);
     gp_snprintf(stext, sizeof stext,
-                "OpenBLAS %llu bytes: a buffer for the calling thread and a "
-                "buffer and stack for %d new pool thread%s",
-                (unsigned long long)cost.address_space, cost.new_threads,
-                cost.new_threads == 1 ? "" : "s");
+                "OpenBLAS %llu bytes: the calling thread's buffer%s%.0d%s",
+                (unsigned long long)cost.address_space,
+                cost.new_threads ? " and the buffers and stacks of " : "",
+                cost.new_threads,
+                cost.new_threads == 1   ? " new pool thread"
+                : cost.new_threads > 1 ? " new pool threads"
+                                       : "");
     st = gp_mm_check_host(ctx, job, cost.memory, mtext, cost.address_space, stext);
     if (st != GPUPROBE_OK)
         return st;

@@ -37,3 +37,14 @@ target_link_libraries(thread_stress PRIVATE gpuprobe_internal Threads::Threads)
 add_test(NAME reliability.thread_stress COMMAND thread_stress)
 set_tests_properties(reliability.thread_stress PROPERTIES
   LABELS "reliability" TIMEOUT 300 ${GPUPROBE_RELIABILITY_ENV})
+
+# CPU matmuls under RLIMIT_AS, RLIMIT_DATA and a real memory cgroup: each
+# case runs limit_run (linked with the shared library only, so that
+# OpenBLAS is loaded by the library) in a child under a watchdog.
+add_executable(limit_run ${CMAKE_CURRENT_SOURCE_DIR}/limits/limit_run.c)
+target_link_libraries(limit_run PRIVATE gpuprobe m)
+add_executable(test_limits ${CMAKE_CURRENT_SOURCE_DIR}/limits/test_limits.c)
+target_link_libraries(test_limits PRIVATE PkgConfig::CMOCKA)
+add_test(NAME reliability.limits COMMAND test_limits $<TARGET_FILE:limit_run>)
+set_tests_properties(reliability.limits PROPERTIES
+  LABELS "reliability" TIMEOUT 600 ${GPUPROBE_RELIABILITY_ENV})
