@@ -48,3 +48,12 @@ target_link_libraries(test_limits PRIVATE PkgConfig::CMOCKA)
 add_test(NAME reliability.limits COMMAND test_limits $<TARGET_FILE:limit_run>)
 set_tests_properties(reliability.limits PROPERTIES
   LABELS "reliability" TIMEOUT 600 ${GPUPROBE_RELIABILITY_ENV})
+
+# fork() while another thread runs matmuls that set OpenBLAS's thread
+# count: every child can still run one (scripts/reliability also runs it
+# under ThreadSanitizer).
+add_executable(fork_stress ${CMAKE_CURRENT_SOURCE_DIR}/threads/fork_stress.c)
+target_link_libraries(fork_stress PRIVATE gpuprobe_internal Threads::Threads)
+add_test(NAME reliability.fork_stress COMMAND fork_stress)
+set_tests_properties(reliability.fork_stress PROPERTIES
+  LABELS "reliability" TIMEOUT 300 ${GPUPROBE_RELIABILITY_ENV})
