@@ -695,7 +695,7 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
                            "simulated CUDA device %d does not exist", i);
         const gp_fake_cuda_device *f = &ctx->fake->devices[i];
         *total = f->total_bytes;
-        *free_bytes = f->free_bytes <= f->total_bytes ? f->free_bytes : f->total_bytes;
+        *free_bytes = f->free_bytes; /* clamped by the caller, as the driver's */
         *context_bytes = f->context_bytes;
         return GPUPROBE_OK;
     }
@@ -845,6 +845,10 @@ gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
     st = gp_cuda_device_memory(ctx, dev, &total, &free_b, &cbytes, &created);
     if (st != GPUPROBE_OK)
         return st;
+    /* A driver that reports more free memory than there is gets the total
+     * (real devices and simulated ones alike). */
+    if (free_b > total)
+        free_b = total;
     uint32_t fl = 0;
     if (created)
         fl |= GPUPROBE_MEMORY_CREATED_CONTEXT;
