@@ -56,9 +56,11 @@ uint64_t gp_splitmix64(uint64_t *state);
 void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
                     uint64_t stream);
 
-/* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype and depth k
- * (see the derivation in matmul.c). */
-double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k);
+/* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype, depth k
+ * and spread R (the largest sqrt(sum_j S_j^2) / sum_j |a_ij b_jk| over the
+ * sampled entries, S_j the partial sums; used by fp32 and fp64 only). See
+ * the derivation in matmul.c. */
+double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k, double spread);
 
 /* Theoretical peaks, FLOP per clock: per core (CPU, by gpuprobe_simd) and
  * per SM (CUDA, by compute capability). 0 when unknown. */
@@ -89,6 +91,7 @@ typedef struct gp_mm_job {
     /* out: filled by gp_mm_verify() */
     int verified;             /* 1 pass, 0 fail, -1 not checked */
     double max_error, tolerance;
+    double spread;            /* R of gp_matmul_tolerance() */
     int64_t worst_i, worst_j; /* the sample with the largest error */
     double worst_value, worst_ref;
 } gp_mm_job;
