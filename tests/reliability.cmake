@@ -1,8 +1,10 @@
 # Reliability tests (scripts/reliability runs them with `ctest -L reliability`,
 # and they run with every other test in the normal ctest run):
 #
-# - unit.test_bad_input, unit.test_faults: plain cmocka unit tests, built by
-#   the tests/test_*.c glob in tests/CMakeLists.txt; labelled here.
+# - unit.test_bad_input, unit.test_faults, unit.test_messages (hostile bytes
+#   never reach a message raw), unit.test_stack (every call under 16 KiB of
+#   stack): plain cmocka unit tests, built by the tests/test_*.c glob in
+#   tests/CMakeLists.txt; labelled here.
 # - reliability.fault_alloc: every host allocation the library makes inside
 #   a call is made to fail in turn. The library allocates with malloc,
 #   calloc and realloc directly, so the program is linked with
@@ -18,7 +20,7 @@ set(GPUPROBE_RELIABILITY_ENV
   ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout"
   ENVIRONMENT_MODIFICATION "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:")
 
-foreach(t unit.test_bad_input unit.test_faults)
+foreach(t unit.test_bad_input unit.test_faults unit.test_messages unit.test_stack)
   if(TEST ${t})
     set_tests_properties(${t} PROPERTIES LABELS "reliability")
   endif()

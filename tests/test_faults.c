@@ -43,6 +43,10 @@
  * small). */
 int openblas_get_num_threads(void);
 void openblas_set_num_threads(int);
+char *openblas_get_config(void);
+/* The threads OpenBLAS's pool holds, counting the caller (an exported
+ * variable of its pthread build). */
+extern int blas_num_threads;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GP_SANITIZED 1
@@ -697,6 +701,65 @@ static void openblas_missing(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* An empty GPUPROBE_CUDA_LIBDIR is the same as none: the runtime is looked
+ * for by the system loader, with the same answer. */
+static void libdir_empty_is_unset(void **state)
+{
+    (void)state;
+    seam(PASS_ALL, NULL);
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_cuda_cause unset_cause;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &unset_cause, &detail), GPUPROBE_OK);
+    char unset_detail[GP_ERR_LEN];
+    gp_strlcpy(unset_detail, detail, sizeof unset_detail);
+    size_t unset_calls = seam_calls;
+    gpuprobe_context_destroy(ctx);
+
+    seam(PASS_ALL, NULL);
+    setenv("GPUPROBE_CUDA_LIBDIR", "", 1);
+    ctx = new_ctx();
+    unsetenv("GPUPROBE_CUDA_LIBDIR");
+    gpuprobe_cuda_cause cause;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_int_equal(cause, unset_cause);
+    assert_string_equal(detail, unset_detail);
+    assert_int_equal(seam_calls, unset_calls);
+    /* Bare SONAMEs only: never "/libcudart..." from an empty directory. */
+    for (size_t i = 0; i < seam_calls && i < MAX_NAMES; i++)
+        assert_int_equal(strchr(seam_names[i], '/'), NULL);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* GPUPROBE_MATMUL_CPU_THREADS = 1024: OpenBLAS caps it at its MAX_THREADS
+ * (64 in Debian's build) and starts that many threads, which stay for the
+ * rest of the process; the count in force is restored. Runs last: the
+ * threads it leaves would change what the fork cases above must fit. */
+static void threads_1024(void **state)
+{
+    (void)state;
+    const char *config = openblas_get_config();
+    const char *p = strstr(config, "MAX_THREADS=");
+    if (!p) {
+        print_message("OpenBLAS does not say its MAX_THREADS (%s)\n", config);
+        skip();
+    }
+    int max = atoi(p + 12);
+    int before = openblas_get_num_threads();
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(small_run(ctx, 1024, GPUPROBE_DTYPE_FP32, &r), GPUPROBE_OK);
+    int64_t used = 0;
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_THREADS, &used),
+                     GPUPROBE_OK);
+    assert_int_equal(used, max);
+    gpuprobe_matmul_result_destroy(r);
+    assert_int_equal(openblas_get_num_threads(), before); /* restored */
+    /* ... while the pool keeps its threads. */
+    assert_int_equal(blas_num_threads, max);
+    gpuprobe_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +775,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(host_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(blas_threads_restored, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(libdir_empty_is_unset, setup, teardown),
+        cmocka_unit_test_setup_teardown(threads_1024, setup, teardown),
     };
     return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }
