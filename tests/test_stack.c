@@ -50,6 +50,17 @@
 #define READABLE(p, n) ((void)(p), (void)(n))
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define GP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GP_ASAN 1
+#endif
+#endif
+#ifndef GP_ASAN
+#define GP_ASAN 0
+#endif
+
 #define KiB 1024
 #define BUDGET (16 * KiB)
 #define PAINTED (512 * KiB)
@@ -239,8 +250,10 @@ static void *runner(void *arg)
     if (j->fn) {
         j->bad = j->fn();
     } else {
-        for (size_t i = 0; i < NCALLS; i++)
-            j->bad |= calls[i].fn() << 1;
+        /* The first call that fails, counted from 1. */
+        for (size_t i = 0; i < NCALLS && !j->bad; i++)
+            if (calls[i].fn())
+                j->bad = (int)i + 1;
     }
     return NULL;
 }
@@ -315,6 +328,12 @@ static void each_call_under_budget(void **state)
 static void all_calls_on_32k_stack(void **state)
 {
     (void)state;
+    if (GP_ASAN) {
+        /* AddressSanitizer refuses such a thread (its own frames and red
+         * zones need more); the measurement above still holds. */
+        print_message("AddressSanitizer build: no %d KiB thread\n", SMALL / KiB);
+        skip();
+    }
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     assert_int_equal(pthread_attr_setstacksize(&attr, SMALL), 0);
@@ -323,7 +342,8 @@ static void all_calls_on_32k_stack(void **state)
     assert_int_equal(pthread_create(&t, &attr, runner, &j), 0);
     pthread_attr_destroy(&attr);
     assert_int_equal(pthread_join(t, NULL), 0); /* a crash ends the test */
-    assert_int_equal(j.bad, 0);
+    if (j.bad)
+        fail_msg("%s failed on a %d KiB stack", calls[j.bad - 1].name, SMALL / KiB);
 }
 
 int main(void)
