@@ -731,16 +731,19 @@ void gp_cuda_unload(gp_cuda *cuda) { free(cuda); }
 #endif
 
 #ifdef GPUPROBE_HAVE_CUDA
-static gpuprobe_status drv_fail(gpuprobe_context *ctx, const gp_device *dev,
-                                const char *call, CUresult r)
+gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
+                                 const char *call, CUresult r)
 {
     const char *en = NULL;
     if (!ctx->cuda->drv.GetErrorName ||
         ctx->cuda->drv.GetErrorName(r, &en) != CUDA_SUCCESS || !en)
         en = "unrecognized CUDA driver error";
+    char qen[64], qname[80];
+    gp_quote(qen, sizeof qen, en, 48);
+    gp_quote(qname, sizeof qname, dev->name, 64);
     return gp_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
                                                       : GPUPROBE_ERR_CUDA,
-                   "%s on %s (%s) failed with %s", call, dev->spec, dev->name, en);
+                   "%s on %s (%s) failed with %s", call, dev->spec, qname, qen);
 }
 #endif
 
@@ -755,7 +758,7 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
     CUdevice cudev;
     CUresult r = c->drv.DeviceGet(&cudev, dev->cuda_index);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuDeviceGet", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", r);
     int held = 0;
     for (size_t k = 0; k < c->nretained; k++)
         held |= c->retained[k] == cudev;
@@ -771,14 +774,14 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
     CUcontext pctx = NULL;
     r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
     if (held)
         (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device */
     else
         c->retained[c->nretained++] = cudev;
     r = c->drvctx.CtxPushCurrent(pctx);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);
     return GPUPROBE_OK;
 #else
     (void)dev;
@@ -793,7 +796,7 @@ gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev)
     CUcontext popped = NULL;
     CUresult r = ctx->cuda->drvctx.CtxPopCurrent(&popped);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuCtxPopCurrent_v2", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuCtxPopCurrent_v2", r);
     return GPUPROBE_OK;
 #else
     (void)dev;

@@ -706,17 +706,6 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
                        "CUDA is not usable: %s (%s)",
                        gpuprobe_cuda_cause_string(ctx->cuda_cause), ctx->cuda_detail);
     int ord = dev->cuda_index;
-    const char *en = NULL;
-#define DRV_FAIL(call, r)                                                     \
-    do {                                                                      \
-        if (c->drv.GetErrorName((r), &en) != CUDA_SUCCESS || !en)             \
-            en = "unrecognized CUDA driver error";                            \
-        return gp_fail(ctx, (r) == CUDA_ERROR_OUT_OF_MEMORY                   \
-                                ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY           \
-                                : GPUPROBE_ERR_CUDA,                          \
-                       "%s on device %d (%s) failed with %s", (call), ord,    \
-                       dev->name, en);                                        \
-    } while (0)
     if (!c->drvctx.PrimaryCtxRetain || !c->drvctx.MemGetInfo)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA,
                        "libcuda.so.1 lacks the context functions needed for a "
@@ -724,12 +713,12 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     CUdevice cudev;
     CUresult cr = c->drv.DeviceGet(&cudev, ord);
     if (cr != CUDA_SUCCESS)
-        DRV_FAIL("cuDeviceGet", cr);
+        return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", cr);
     unsigned pflags = 0;
     int active = 0;
     cr = c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active);
     if (cr != CUDA_SUCCESS)
-        DRV_FAIL("cuDevicePrimaryCtxGetState", cr);
+        return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxGetState", cr);
 
     /* Measure the context's cost with NVML when this call creates it. */
     uint64_t used_before = 0;
@@ -747,10 +736,9 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     cr = c->drvctx.MemGetInfo(&f, &t);
     gpuprobe_status lst = gp_cuda_leave(ctx, dev);
     if (cr != CUDA_SUCCESS)
-        DRV_FAIL("cuMemGetInfo_v2", cr);
+        return gp_cuda_drv_fail(ctx, dev, "cuMemGetInfo_v2", cr);
     if (lst != GPUPROBE_OK)
         return lst;
-#undef DRV_FAIL
     *total = t;
     *free_bytes = f;
     *created = !active;
