@@ -30,6 +30,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -86,14 +87,13 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     char mtext[96], stext[160];
     gp_snprintf(mtext, sizeof mtext, "OpenBLAS's packed panels up to %llu bytes",
                 (unsigned long long)cost.memory);
-    gp_snprintf(stext, sizeof stext,
-                "OpenBLAS %llu bytes: the calling thread's buffer%s%.0d%s",
-                (unsigned long long)cost.address_space,
-                cost.new_threads ? " and the buffers and stacks of " : "",
-                cost.new_threads,
-                cost.new_threads == 1   ? " new pool thread"
-                : cost.new_threads > 1 ? " new pool threads"
-                                       : "");
+    int len = snprintf(stext, sizeof stext,
+                       "OpenBLAS %llu bytes: the calling thread's buffer",
+                       (unsigned long long)cost.address_space);
+    if (cost.new_threads > 0 && len > 0 && (size_t)len < sizeof stext)
+        gp_snprintf(stext + len, sizeof stext - (size_t)len,
+                    " and the buffers and stacks of %d new pool thread%s",
+                    cost.new_threads, cost.new_threads == 1 ? "" : "s");
     st = gp_mm_check_host(ctx, job, cost.memory, mtext, cost.address_space, stext);
     if (st != GPUPROBE_OK)
         return st;
