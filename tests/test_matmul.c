@@ -582,6 +582,62 @@ static void test_host_memory_limit(void **state)
     rmdir(root);
 }
 
+/* A cgroup v2 limit (fake tree): room for A, B and C of 512^3 fp32
+ * (3 MiB) but not for OpenBLAS's packed panels as well (up to 4 x 512 x
+ * (T x 512 + 512) bytes): refused naming the cgroup limit, where the run
+ * would have been killed by the kernel. With room for both, it runs. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_cgroup_room_counts_openblas(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mm-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put_file(root, "proc/meminfo", "MemTotal: 16777216 kB\nMemAvailable: 12582912 kB\n");
+    put_file(root, "proc/self/cgroup", "0::/job\n");
+    char limit[32];
+    const uint64_t abc = 3 * 512 * 512 * 4;
+    snprintf(limit, sizeof limit, "%llu\n", (unsigned long long)(abc + 65536));
+    put_file(root, "sys/fs/cgroup/job/memory.max", limit);
+    put_file(root, "sys/fs/cgroup/job/memory.current", "0\n");
+
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gpuprobe_matmul_options *o = small_opts(512, 512, 512, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(r);
+    const char *msg = gpuprobe_last_error(ctx);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "the cgroup memory limit leaves"));
+    assert_non_null(strstr(msg, "A, B and C 3145728 bytes"));
+    assert_non_null(strstr(msg, "packed panels"));
+
+    snprintf(limit, sizeof limit, "%llu\n", (unsigned long long)(abc + (64u << 20)));
+    put_file(root, "sys/fs/cgroup/job/memory.max", limit);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- OpenBLAS thread count is restored ----------------------------------- */
 
 static void test_threads_restored(void **state)
@@ -854,6 +910,7 @@ int main(void)
         cmocka_unit_test(test_verify_catches_tf32),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_host_memory_limit),
+        cmocka_unit_test(test_cgroup_room_counts_openblas),
         cmocka_unit_test(test_threads_restored),
         cmocka_unit_test(test_gpu_request_without_gpu),
         cmocka_unit_test(test_real_cuda_index),
