@@ -1,6 +1,6 @@
 /*
- * limit_run.c - one CPU matmul under a memory limit, in a fresh process:
- * the helper of test_limits.c, which runs it in a child with a watchdog.
+ * limit_run.c - one CPU matmul under a memory limit, in a fresh process,
+ * run by test_limits.c in a child with a watchdog.
  * Linked with the shared libgpuprobe only, so OpenBLAS is not in the
  * process until the library opens it.
  *

@@ -57,15 +57,15 @@
 #define WATCHDOG_S 30
 #endif
 
-static const char *helper;
+static const char *runner; /* the limit_run program */
 
-/* Run the helper with these arguments in a child. 0 when it exited 0;
+/* Run limit_run with these arguments in a child. 0 when it exited 0;
  * else -1 with why it failed (a hang, a signal, an exit status) in why. */
-static int try_helper(const char *const *args, char *why, size_t size)
+static int try_limit(const char *const *args, char *why, size_t size)
 {
     char *argv[16];
     size_t n = 0;
-    argv[n++] = (char *)helper;
+    argv[n++] = (char *)runner;
     for (; args[n - 1] && n < 15; n++)
         argv[n] = (char *)args[n - 1];
     argv[n] = NULL;
@@ -76,7 +76,7 @@ static int try_helper(const char *const *args, char *why, size_t size)
         return -1;
     }
     if (pid == 0) {
-        execv(helper, argv);
+        execv(runner, argv);
         perror("execv");
         _exit(127);
     }
@@ -110,10 +110,10 @@ static int try_helper(const char *const *args, char *why, size_t size)
     return 0;
 }
 
-static void run_helper(const char *const *args)
+static void run_limit(const char *const *args)
 {
     char why[256];
-    if (try_helper(args, why, sizeof why) != 0)
+    if (try_limit(args, why, sizeof why) != 0)
         fail_msg("%s", why);
 }
 
@@ -125,7 +125,7 @@ static int skip_sanitized(void)
     return GP_SANITIZED;
 }
 
-/* The issue's `ulimit -v 100000`: not even OpenBLAS's pool fits. Loading
+/* `ulimit -v 100000`: not even OpenBLAS's pool fits. Loading
  * it is refused; nothing spins, the process exits. */
 static void as_tiny_load(void **state)
 {
@@ -133,7 +133,7 @@ static void as_tiny_load(void **state)
     if (skip_sanitized())
         skip();
     const char *const a[] = {"as", "before", "=100000", "16", "0", "oom", NULL};
-    run_helper(a);
+    run_limit(a);
 }
 
 /* `ulimit -v 2000000` and n = 12000: A, B and C (1.7 GB) fit, OpenBLAS's
@@ -150,7 +150,7 @@ static void as_12000(void **state)
         skip();
     }
     const char *const a[] = {"as", "before", "=2000000", "12000", "0", "oom", NULL};
-    run_helper(a);
+    run_limit(a);
 }
 
 /* OpenBLAS loaded and settled; room for A, B and C of 2000 (48 MB) but
@@ -161,7 +161,7 @@ static void as_caller_buffer(void **state)
     if (skip_sanitized())
         skip();
     const char *const a[] = {"as", "after", "100", "2000", "1", "oom", NULL};
-    run_helper(a);
+    run_limit(a);
 }
 
 static void data_caller_buffer(void **state)
@@ -170,7 +170,7 @@ static void data_caller_buffer(void **state)
     if (skip_sanitized())
         skip();
     const char *const a[] = {"data", "after", "100", "2000", "1", "oom", NULL};
-    run_helper(a);
+    run_limit(a);
 }
 
 /* A thread count of 1024 starts OpenBLAS's maximum (MAX_THREADS=64 on
@@ -186,7 +186,7 @@ static void as_threads_1024(void **state)
         skip();
     }
     const char *const a[] = {"as", "after", "256", "64", "1024", "oom", NULL};
-    run_helper(a);
+    run_limit(a);
 }
 
 /* Room for the run: it runs, verifies and the process exits. */
@@ -196,9 +196,9 @@ static void as_fits(void **state)
     if (skip_sanitized())
         skip();
     const char *const a[] = {"as", "after", "200", "256", "0", "ok", NULL};
-    run_helper(a);
+    run_limit(a);
     const char *const b[] = {"data", "after", "200", "256", "1", "ok", NULL};
-    run_helper(b);
+    run_limit(b);
 }
 
 /* ---- a real memory cgroup ---- */
@@ -264,7 +264,7 @@ static void cgroup_oom_named(void **state)
                       "or not delegated\n", parent, strerror(errno));
         skip();
     }
-    /* 96 MiB: the helper's own pages and OpenBLAS's data fit, with room
+    /* 96 MiB: limit_run's own pages and OpenBLAS's data fit, with room
      * for a matmul of a few thousand. */
     const char *limit_file = v2 ? "memory.max" : "memory.limit_in_bytes";
     if (write_text(dir, limit_file, "100663296\n") != 0) {
@@ -276,8 +276,8 @@ static void cgroup_oom_named(void **state)
         (void)write_text(dir, "memory.swap.max", "0\n");
     const char *const a[] = {"cgroup", dir, NULL};
     char why[256];
-    int r = try_helper(a, why, sizeof why);
-    assert_int_equal(rmdir(dir), 0); /* the helper has exited: empty */
+    int r = try_limit(a, why, sizeof why);
+    assert_int_equal(rmdir(dir), 0); /* limit_run has exited: empty */
     if (r != 0)
         fail_msg("%s", why);
 }
@@ -288,7 +288,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_limits PATH-TO-limit_run\n");
         return 2;
     }
-    helper = argv[1];
+    runner = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(as_tiny_load),
         cmocka_unit_test(as_12000),
