@@ -26,6 +26,11 @@
  *   flag bits; any other value is ::GPUPROBE_ERR_INVALID_ARGUMENT.
  * - Destroy functions accept NULL.
  * - No call aborts, exits, or prints on its own.
+ * - Every message (gpuprobe_last_error(), the CUDA detail, the selection
+ *   reason) is one line of printable ASCII: text from outside (the dynamic
+ *   loader's errors, driver strings, device names, file contents, the
+ *   environment) is quoted into it with every control or non-ASCII byte
+ *   shown as '?'. Device names keep their bytes in ::GPUPROBE_ATTR_NAME.
  * - Strings returned as `const char *` are owned by the library. Strings
  *   owned by a context stay valid until the context is destroyed, unless a
  *   function says they last only until the next call on that context.
@@ -41,6 +46,21 @@
  * two of them never interleave their changes; a run that leaves the count
  * alone takes no lock and may observe another run's temporary count (its
  * result stays correct; GPUPROBE_METRIC_THREADS reports what it used).
+ * Stack: no call needs more than 16 KiB of the calling thread's stack.
+ *
+ * fork(): the library registers pthread_atfork() handlers (at the first
+ * CPU matmul that sets a thread count), so a fork() in one thread while
+ * another runs such a matmul waits until that run has restored the count;
+ * the lock is never inherited held. The child may then use the library
+ * with the contexts it creates. CUDA does not survive fork(): when the
+ * parent had initialised CUDA (a CUDA status, device count, memory or
+ * matmul call in any context), the child must not make CUDA calls, so its
+ * contexts should be created with `GPUPROBE_CUDA=off` (or the child should
+ * exec() a new program). A context inherited from the parent may be used
+ * and destroyed in the child when it made no CUDA call in the parent;
+ * otherwise leave it alone (its teardown calls the CUDA driver). OpenBLAS
+ * stops its own threads before a fork() and restarts them at the next CPU
+ * matmul, in the parent and in the child.
  *
  * Environment variables (read with secure_getenv() when a context is
  * created, so they are ignored in set-user-ID programs):
@@ -50,8 +70,9 @@
  *   the CUDA cause is then ::GPUPROBE_CUDA_DISABLED.
  * - `GPUPROBE_CUDA_LIBDIR`: an absolute directory from which the CUDA
  *   runtime and cuBLAS are loaded instead of the system loader path. A
- *   relative path is refused (cause ::GPUPROBE_CUDA_OTHER with a message).
- *   The driver library (`libcuda.so.1`) always comes from the system loader.
+ *   relative path is refused (cause ::GPUPROBE_CUDA_OTHER with a message);
+ *   an empty value is the same as not setting it. The driver library
+ *   (`libcuda.so.1`) always comes from the system loader.
  * - `GPUPROBE_DEVICE`: overrides the program's default device spec in
  *   gpuprobe_select() (see there).
  */
@@ -285,7 +306,7 @@ typedef enum gpuprobe_attr {
     GPUPROBE_ATTR_TOTAL_MEMORY = 12,   /**< int: total memory in bytes (GPU: device memory; CPU: physical RAM). All devices. */
     GPUPROBE_ATTR_LOGICAL_CORES = 13,  /**< int: logical CPUs online (sysconf). CPU only. */
     GPUPROBE_ATTR_SIMD = 14,           /**< int: ::gpuprobe_simd. CPU only. */
-    GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. The BLAS attributes load OpenBLAS (libopenblas.so.0) on first request; UNSUPPORTED when it cannot be loaded. */
+    GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. The BLAS attributes load OpenBLAS (libopenblas.so.0) on first request; UNSUPPORTED when it cannot be loaded, OUT_OF_MEMORY when its thread pool (a 128 MiB buffer and a stack per thread) would not fit under RLIMIT_AS or RLIMIT_DATA. */
     GPUPROBE_ATTR_BLAS_THREADS = 16,   /**< int: OpenBLAS thread count now. CPU only. */
     GPUPROBE_ATTR_BLAS_CONFIG = 17     /**< string: OpenBLAS build configuration. CPU only. */
 } gpuprobe_attr;
@@ -356,7 +377,10 @@ typedef struct gpuprobe_memory_info {
  * Query the memory of a device.
  *
  * For the CPU: reads /proc/meminfo and honours cgroup v2 (`memory.max`) and
- * v1 (`memory.limit_in_bytes`) limits of the calling process.
+ * v1 (`memory.limit_in_bytes`) limits of the calling process and of every
+ * cgroup above it. These are the host's figures: the process's own limits
+ * (RLIMIT_AS, RLIMIT_DATA) are not counted here, but gpuprobe_matmul_run()
+ * checks them.
  *
  * For a CUDA device: total and free memory. Knowing free memory needs a CUDA
  * context on the device; if none exists yet, this call creates the device's
@@ -365,7 +389,8 @@ typedef struct gpuprobe_memory_info {
  * NVML is present the context's own cost is measured and reported in
  * `context_bytes` (later queries on the same gpuprobe context report the
  * same measured figure). The query leaves the calling thread's current
- * CUDA device and context as they were.
+ * CUDA device and context as they were. Free memory is never reported
+ * above the total (a driver that says otherwise gets the total).
  *
  * @param ctx    the context.
  * @param device the device index (see gpuprobe_device_count()).
@@ -377,6 +402,7 @@ typedef struct gpuprobe_memory_info {
  * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
  *         ::GPUPROBE_ERR_NOT_FOUND for an index out of range;
  *         ::GPUPROBE_ERR_SYSTEM when /proc/meminfo cannot be read or parsed;
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY when the host is out of memory;
  *         ::GPUPROBE_ERR_CUDA_UNAVAILABLE; ::GPUPROBE_ERR_CUDA;
  *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY when the CUDA context cannot
  *         be created for lack of device memory.
@@ -645,7 +671,7 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
     GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
     GPUPROBE_MATMUL_SEED = 10,       /**< Seed of the random inputs. Default 42. */
-    GPUPROBE_MATMUL_CPU_THREADS = 11, /**< CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. */
+    GPUPROBE_MATMUL_CPU_THREADS = 11, /**< CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. OpenBLAS caps the count at its build's MAX_THREADS (64 in Debian's); a count above the threads its pool holds starts more, and those threads stay for the rest of the process (each with a 128 MiB buffer and its own stack, in address space) even though the count in force is restored. So 1024 leaves OpenBLAS with 64 threads. GPUPROBE_METRIC_THREADS says what the run used. */
     GPUPROBE_MATMUL_VERIFY_SAMPLES = 12 /**< Number of sampled output entries to verify. Default 256. */
 } gpuprobe_matmul_param;
 
@@ -697,6 +723,20 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
  * cuBLAS is loaded on the first GPU matmul of the context and its handle is
  * kept for later calls on the same device.
  *
+ * Host memory is checked before anything is allocated, against the
+ * tightest of MemAvailable, the cgroup limits (v1 and v2, every level up)
+ * minus their usage, RLIMIT_AS minus the address space in use and
+ * RLIMIT_DATA minus the data in use. On the CPU the check counts what
+ * OpenBLAS adds to A, B and C: each thread that runs a multiplication maps
+ * a 128 MiB buffer (x86-64; OpenBLAS 0.3.21) and each pool thread a stack,
+ * and when it cannot map one it retries forever. So a run, or the loading
+ * of OpenBLAS itself (which starts its pool), that would not fit returns
+ * ::GPUPROBE_ERR_OUT_OF_MEMORY with a message naming the limit and the
+ * figures, instead of hanging (address-space limits) or being killed (a
+ * cgroup limit). Under an address-space limit the calling thread's buffer
+ * is counted even when it already has one (that cannot be seen), so a run
+ * may be refused up to 128 MiB early.
+ *
  * @param ctx    the context.
  * @param device the device index (see gpuprobe_device_count()).
  * @param opts   options, or NULL for the defaults.
@@ -710,7 +750,9 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
  *         the device cannot do, or on the CPU when OpenBLAS
  *         (libopenblas.so.0, opened at the first CPU matmul) cannot be
  *         loaded; ::GPUPROBE_ERR_OVERFLOW when the buffers'
- *         size cannot be represented; ::GPUPROBE_ERR_OUT_OF_MEMORY;
+ *         size cannot be represented; ::GPUPROBE_ERR_OUT_OF_MEMORY when
+ *         the run would not fit in host memory or under the process's
+ *         limits (see above), or an allocation fails;
  *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY (nothing stays allocated);
  *         ::GPUPROBE_ERR_CUDA_UNAVAILABLE; ::GPUPROBE_ERR_CUDA;
  *         ::GPUPROBE_ERR_VERIFY_FAILED.
@@ -739,7 +781,7 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_H2D_S = 7,        /**< double: host-to-device copy of A and B (CUDA; 0 for the CPU or with TRANSFERS off). */
     GPUPROBE_METRIC_D2H_S = 8,        /**< double: device-to-host copy of C (same). */
     GPUPROBE_METRIC_MAX_ERROR = 9,    /**< double: largest |c - ref| / (sum |a||b|) over the sampled entries (NaN if a sample was NaN). */
-    GPUPROBE_METRIC_TOLERANCE = 10,   /**< double: the tolerance that error was held to. */
+    GPUPROBE_METRIC_TOLERANCE = 10,   /**< double: the tolerance that error was held to. fp32 and fp64: u (2 + min(k, 8 R)), u = 2^-24 (fp32) or 2^-52 (fp64) and R the largest sqrt(sum of squared partial sums) / (sum |a||b|) over the samples (about 1 for these inputs, at any k): about 20 u. This tells an fp32 result from one computed with TF32 inputs (error ~2^-11 / sqrt(k)) up to k of about 300,000 when TF32 rounds to nearest and about 1,000,000 when it truncates; beyond that an fp32 result is still held to this bound, but a TF32 one would pass too. tf32, fp16, bf16 (tensor cores): 2^-20 (8 + sqrt(k)), plus 2 x 2^-10 for tf32's inputs. */
     GPUPROBE_METRIC_PEAK_GFLOPS = 11, /**< double: theoretical peak for this dtype; 0 when unknown. */
     GPUPROBE_METRIC_PEAK_FRACTION = 12, /**< double: GFLOPS / PEAK_GFLOPS; 0 when the peak is unknown. */
     GPUPROBE_METRIC_VERIFIED = 13,    /**< int: 1 verified, 0 failed, -1 not checked. */

@@ -105,6 +105,11 @@ void gp_quote(char *dst, size_t size, const char *text, size_t max)
     dst[o] = '\0';
 }
 
+void gp_quote_inplace(char *text)
+{
+    gp_quote(text, strlen(text) + 1, text, SIZE_MAX);
+}
+
 const char *gp_getenv(const char *name)
 {
 #if defined(__GLIBC__) || defined(_GNU_SOURCE)
@@ -125,6 +130,7 @@ gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
         if (r < 0 || ctx->error[0] == '\0')
             gp_strlcpy(ctx->error, gpuprobe_status_string(status),
                        sizeof ctx->error);
+        gp_quote_inplace(ctx->error);
     }
     return status;
 }

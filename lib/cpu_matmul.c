@@ -10,6 +10,16 @@
  * (A saves 2, sets 1; B saves A's 1; A restores 2; B restores 1). Runs that
  * leave the count alone take no lock and use whatever is in force.
  *
+ * The lock is never held across fork(): pthread_atfork handlers take it
+ * before the fork and release it in both processes, so fork() waits for a
+ * run in another thread to restore the count, and the child starts with
+ * the lock free and the count restored.
+ *
+ * Before anything is allocated, the run is checked against the host's and
+ * the process's memory limits, counting OpenBLAS's buffers and threads
+ * (gp_openblas_cost()): under an address-space limit OpenBLAS would
+ * otherwise spin forever on a buffer it cannot map.
+ *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #ifndef _GNU_SOURCE
@@ -20,6 +30,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +54,18 @@
         job->runs = r_;                                                       \
     } while (0)
 
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_error;
+
+static void threads_lock_take(void) { pthread_mutex_lock(&threads_lock); }
+static void threads_lock_give(void) { pthread_mutex_unlock(&threads_lock); }
+static void register_atfork(void)
+{
+    atfork_error = pthread_atfork(threads_lock_take, threads_lock_give,
+                                  threads_lock_give);
+}
+
 gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
 {
     double setup0 = gp_now();
@@ -58,6 +81,32 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     if (gp_mm_bytes(job->m, job->k, es, &ba) || gp_mm_bytes(job->k, job->n, es, &bb) ||
         gp_mm_bytes(job->m, job->n, es, &bc))
         return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
+
+    gp_blas_cost cost;
+    gp_openblas_cost(ob, job->cpu_threads, job->m, job->n, job->k, es, &cost);
+    char mtext[96], stext[160];
+    gp_snprintf(mtext, sizeof mtext, "OpenBLAS's packed panels up to %llu bytes",
+                (unsigned long long)cost.memory);
+    int len = snprintf(stext, sizeof stext,
+                       "OpenBLAS %llu bytes: the calling thread's buffer",
+                       (unsigned long long)cost.address_space);
+    if (cost.new_threads > 0 && len > 0 && (size_t)len < sizeof stext)
+        gp_snprintf(stext + len, sizeof stext - (size_t)len,
+                    " and the buffers and stacks of %d new pool thread%s",
+                    cost.new_threads, cost.new_threads == 1 ? "" : "s");
+    st = gp_mm_check_host(ctx, job, cost.memory, mtext, cost.address_space, stext);
+    if (st != GPUPROBE_OK)
+        return st;
+
+    const int set_threads = job->cpu_threads > 0;
+    if (set_threads) {
+        (void)pthread_once(&atfork_once, register_atfork);
+        if (atfork_error)
+            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                           "cannot register the fork handlers of the OpenBLAS "
+                           "thread-count lock (pthread_atfork: error %d)",
+                           atfork_error);
+    }
 
     void *a = NULL, *b = NULL, *c = NULL;
     /* 64-byte alignment: whole cache lines, as any AVX-512 load wants. */
@@ -87,8 +136,6 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
             cf[i] = NAN;
     }
 
-    static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
-    const int set_threads = job->cpu_threads > 0;
     if (set_threads)
         pthread_mutex_lock(&threads_lock);
     const int prev_threads = ob->get_num_threads();

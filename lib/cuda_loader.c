@@ -39,16 +39,17 @@ void *gp_dlopen(const char *file, int mode)
     return gp_test_dlopen ? gp_test_dlopen(file, mode) : dlopen(file, mode);
 }
 
+void gp_dlerror(char *buf, size_t size)
+{
+    /* The loader's text holds the path it was given, and so whatever bytes
+     * GPUPROBE_CUDA_LIBDIR holds. */
+    const char *e = dlerror();
+    gp_quote(buf, size, e ? e : "cannot open shared object file", SIZE_MAX);
+}
+
 #ifdef GPUPROBE_HAVE_CUDA
 
 /* ---- dlopen helpers ------------------------------------------------------ */
-
-/* The last dlerror(), or a fallback when there is none (fault injection). */
-static void last_dlerror(char *buf, size_t size)
-{
-    const char *e = dlerror();
-    gp_strlcpy(buf, e ? e : "cannot open shared object file", size);
-}
 
 /* dlsym into *slot; returns 0 when found. The cast goes through a union-free
  * memcpy so that -Wpedantic stays quiet about object-to-function pointers. */
@@ -78,37 +79,37 @@ static size_t runtime_majors(int *out, size_t max)
     return n;
 }
 
-/* "<libdir>/<file>" or "<file>" (SONAME). 0 ok, -1 too long. */
-static int lib_path(const gpuprobe_context *ctx, const char *file, char *buf,
-                    size_t size)
+/* "<libdir>/<file>", or "<file>" (a SONAME) without GPUPROBE_CUDA_LIBDIR,
+ * in a new heap string; NULL with errno ENAMETOOLONG or ENOMEM. */
+static char *lib_path(const gpuprobe_context *ctx, const char *file)
 {
-    int r;
     if (ctx->env_libdir_set)
-        r = snprintf(buf, size, "%s/%s", ctx->env_libdir, file);
-    else
-        r = snprintf(buf, size, "%s", file);
-    return (r < 0 || (size_t)r >= size) ? -1 : 0;
+        return gp_path_join(ctx->env_libdir, "/", file);
+    return gp_path_join(file, NULL, NULL);
 }
 
-/* Try to open libcudart.so.<major>; on success fills rt_lib/rt_major/rt_name. */
-static int open_runtime(gpuprobe_context *ctx, gp_cuda *c, int major,
-                        char *err, size_t err_size)
+/* Open libcudart.so.<major>; on success the name given to dlopen is copied
+ * to name[name_size], else err says why (and *oom is set when the host is
+ * out of memory). */
+static void *open_runtime(gpuprobe_context *ctx, int major, char *name,
+                          size_t name_size, char *err, size_t err_size, int *oom)
 {
-    char file[32], path[sizeof c->rt_name];
+    char file[32];
     gp_snprintf(file, sizeof file, "libcudart.so.%d", major);
-    if (lib_path(ctx, file, path, sizeof path) != 0) {
+    char *path = lib_path(ctx, file);
+    if (!path) {
+        if (errno == ENOMEM)
+            *oom = 1;
         gp_strlcpy(err, "path too long", err_size);
-        return -1;
+        return NULL;
     }
     void *h = gp_dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        last_dlerror(err, err_size);
-        return -1;
-    }
-    c->rt_lib = h;
-    c->rt_major = major;
-    gp_strlcpy(c->rt_name, path, sizeof c->rt_name);
-    return 0;
+    if (h)
+        gp_strlcpy(name, path, name_size);
+    else
+        gp_dlerror(err, err_size);
+    free(path);
+    return h;
 }
 
 static const char *const rt_required[] = {
@@ -235,30 +236,25 @@ const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st)
 
 /* ---- system facts used to name a cause ----------------------------------- */
 
-static int sys_path(const gpuprobe_context *ctx, const char *path, char *buf,
-                    size_t size)
-{
-    const char *root = ctx->sysroot ? ctx->sysroot : "";
-    int r = snprintf(buf, size, "%s%s", root, path);
-    return (r < 0 || (size_t)r >= size) ? -1 : 0;
-}
-
+/* Does sysroot + path exist? (No when the path cannot even be built.) */
 static int sys_exists(const gpuprobe_context *ctx, const char *path)
 {
-    char p[GP_PATH_LEN];
-    return sys_path(ctx, path, p, sizeof p) == 0 && access(p, F_OK) == 0;
+    char *p = gp_path_join(ctx->sysroot, path, NULL);
+    int yes = p && access(p, F_OK) == 0;
+    free(p);
+    return yes;
 }
 
 /* First /dev/nvidia* node (nvidiactl, nvidia0..) that exists but cannot be
  * opened for reading and writing; copied to bad. 1 if one was found. */
 static int device_node_denied(const gpuprobe_context *ctx, char *bad, size_t size)
 {
-    char dir[GP_PATH_LEN];
-    if (sys_path(ctx, "/dev", dir, sizeof dir) != 0)
+    char *dir = gp_path_join(ctx->sysroot, "/dev", NULL);
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) {
+        free(dir);
         return 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
+    }
     int found = 0;
     struct dirent *e;
     while (!found && (e = readdir(d)) != NULL) {
@@ -268,26 +264,24 @@ static int device_node_denied(const gpuprobe_context *ctx, char *bad, size_t siz
         int is_gpu = n[6] >= '0' && n[6] <= '9';
         if (!is_gpu && strcmp(n, "nvidiactl") != 0 && strcmp(n, "nvidia-uvm") != 0)
             continue;
-        char p[GP_PATH_LEN];
-        int r = snprintf(p, sizeof p, "%s/%s", dir, n);
-        if (r < 0 || (size_t)r >= sizeof p)
-            continue;
-        if (access(p, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM)) {
+        char *p = gp_path_join(dir, "/", n);
+        if (p && access(p, R_OK | W_OK) != 0 && (errno == EACCES || errno == EPERM)) {
             gp_snprintf(bad, size, "/dev/%s", n);
             found = 1;
         }
+        free(p);
     }
     closedir(d);
+    free(dir);
     return found;
 }
 
 /* Number of GPUs the kernel driver lists in /proc/driver/nvidia/gpus, or -1. */
 static int kernel_gpu_count(const gpuprobe_context *ctx)
 {
-    char dir[GP_PATH_LEN];
-    if (sys_path(ctx, "/proc/driver/nvidia/gpus", dir, sizeof dir) != 0)
-        return -1;
-    DIR *d = opendir(dir);
+    char *dir = gp_path_join(ctx->sysroot, "/proc/driver/nvidia/gpus", NULL);
+    DIR *d = dir ? opendir(dir) : NULL;
+    free(dir);
     if (!d)
         return -1;
     int n = 0;
@@ -325,6 +319,7 @@ static void set_cause(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
     va_end(ap);
     if (r < 0)
         ctx->cuda_detail[0] = '\0';
+    gp_quote_inplace(ctx->cuda_detail);
 }
 
 /* No device is visible: hidden by CUDA_VISIBLE_DEVICES, no permission on the
@@ -373,7 +368,7 @@ static int open_driver(gp_cuda *c, char *err, size_t err_size)
 {
     c->drv_lib = gp_dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!c->drv_lib) {
-        last_dlerror(err, err_size);
+        gp_dlerror(err, err_size);
         return -1;
     }
     return 0;
@@ -401,18 +396,25 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
             return GPUPROBE_OK;
         }
     }
-    int majors[8];
+    int majors[8], oom = 0;
     size_t nm = runtime_majors(majors, 8);
     char tried[256] = "";
     size_t tl = 0;
     for (size_t i = 0; i < nm; i++) {
-        if (open_runtime(ctx, c, majors[i], err, sizeof err) == 0)
+        c->rt_lib = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name,
+                                 err, sizeof err, &oom);
+        if (c->rt_lib) {
+            c->rt_major = majors[i];
             break;
+        }
         int r = snprintf(tried + tl, sizeof tried - tl, "%slibcudart.so.%d",
                          i ? ", " : "", majors[i]);
         if (r > 0 && (size_t)r < sizeof tried - tl)
             tl += (size_t)r;
     }
+    if (oom)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "out of host memory loading the CUDA runtime");
     if (!c->rt_lib) {
         if (ctx->env_libdir_set) {
             char q[160];
@@ -427,10 +429,12 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
         }
         return GPUPROBE_OK;
     }
+    char name[160]; /* the runtime's path, quoted for messages */
+    gp_quote(name, sizeof name, c->rt_name, 128);
     const char *missing = bind_runtime(c);
     if (missing) {
-        set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s",
-                  c->rt_name, missing);
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s", name,
+                  missing);
         return GPUPROBE_OK;
     }
     int v = 0;
@@ -463,26 +467,32 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
      * major, so only majors are compared). */
     int dmajor = ctx->driver_version / 1000;
     if (ctx->driver_version > 0 && dmajor < c->rt_major) {
-        gp_cuda older = {0};
-        for (size_t i = 0; i < nm; i++) {
+        void *older = NULL;
+        int older_major = 0;
+        for (size_t i = 0; i < nm && !older; i++) {
             if (majors[i] > dmajor)
                 continue;
-            if (open_runtime(ctx, &older, majors[i], err, sizeof err) == 0)
-                break;
+            /* rt_name is overwritten only on success. */
+            older = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name,
+                                 err, sizeof err, &oom);
+            older_major = majors[i];
         }
-        if (!older.rt_lib) {
+        if (oom)
+            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                           "out of host memory loading the CUDA runtime");
+        if (!older) {
             too_old(ctx, "");
             return GPUPROBE_OK;
         }
         dlclose(c->rt_lib); /* never initialised: only its version was read */
-        c->rt_lib = older.rt_lib;
-        c->rt_major = older.rt_major;
-        memcpy(c->rt_name, older.rt_name, sizeof c->rt_name);
+        c->rt_lib = older;
+        c->rt_major = older_major;
+        gp_quote(name, sizeof name, c->rt_name, 128);
         ctx->runtime_version = 0;
         missing = bind_runtime(c);
         if (missing) {
             set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s",
-                      c->rt_name, missing);
+                      name, missing);
             return GPUPROBE_OK;
         }
         v = 0;
@@ -494,9 +504,9 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
     CUresult cr = c->drv.Init(0);
     c->drv_initialized = 1;
     if (cr != CUDA_SUCCESS) {
-        const char *name = drv_error_name(c, cr);
-        char what[96];
-        gp_snprintf(what, sizeof what, "cuInit failed with %s", name);
+        char what[96], q[64];
+        gp_quote(q, sizeof q, drv_error_name(c, cr), 48);
+        gp_snprintf(what, sizeof what, "cuInit failed with %s", q);
         const char *absent = kernel_driver_missing(ctx);
         char bad[64];
         if (absent) {
@@ -532,8 +542,11 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
     }
     if (re != cudaSuccess) {
         const char *s = c->rt.GetErrorString(re);
+        char en[64], es[160];
+        gp_quote(en, sizeof en, gp_cuda_rt_error_name(c, re), 48);
+        gp_quote(es, sizeof es, s ? s : "no description", 128);
         set_cause(ctx, GPUPROBE_CUDA_OTHER, "cudaGetDeviceCount failed with %s (%s)",
-                  gp_cuda_rt_error_name(c, re), s ? s : "no description");
+                  en, es);
         return GPUPROBE_OK;
     }
     char d[16], r[16];
@@ -541,7 +554,7 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
     gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
     set_cause(ctx, GPUPROBE_CUDA_AVAILABLE,
               "%d CUDA device(s); driver supports CUDA %s, runtime %s (%s)", n,
-              d, r, c->rt_name);
+              d, r, name);
     return GPUPROBE_OK;
 }
 
@@ -564,6 +577,10 @@ gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
                        "out of memory allocating the CUDA loader state (%zu bytes)",
                        sizeof *c);
     gpuprobe_status st = decide(ctx, c);
+    if (st != GPUPROBE_OK) { /* out of memory: nothing decided */
+        gp_cuda_unload(c);
+        return st;
+    }
     ctx->cuda = c; /* also marks the decision as made */
     return st;
 }
@@ -579,18 +596,24 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
                        ctx->cuda_detail[0] ? ctx->cuda_detail : "not loaded");
     if (c->blas_lib)
         return GPUPROBE_OK;
-    char file[32], path[GP_PATH_LEN + 32];
+    char file[32];
     gp_snprintf(file, sizeof file, "libcublas.so.%d", c->rt_major);
-    if (lib_path(ctx, file, path, sizeof path) != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "cannot load cuBLAS: GPUPROBE_CUDA_LIBDIR is too long");
+    char *path = lib_path(ctx, file);
+    if (!path)
+        return errno == ENOMEM
+                   ? gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                             "out of host memory loading cuBLAS")
+                   : gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                             "cannot load cuBLAS: GPUPROBE_CUDA_LIBDIR is too long");
+    char name[160], err[256];
+    gp_quote(name, sizeof name, path, 128);
     void *h = gp_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    free(path);
     if (!h) {
-        char err[256];
-        last_dlerror(err, sizeof err);
+        gp_dlerror(err, sizeof err);
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
                        "cannot load cuBLAS %s (matching the CUDA %d runtime): %s",
-                       path, c->rt_major, err);
+                       name, c->rt_major, err);
     }
     const char *missing = NULL;
     if (SYM(h, "cublasCreate_v2", c->blas.Create)) missing = "cublasCreate_v2";
@@ -603,7 +626,7 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
         dlclose(h);
         memset(&c->blas, 0, sizeof c->blas);
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE, "%s lacks the function %s",
-                       path, missing);
+                       name, missing);
     }
     if (SYM(h, "cublasGetStatusName", c->blas.GetStatusName))
         c->blas.GetStatusName = NULL; /* optional (cuBLAS < 11.4) */
@@ -708,16 +731,19 @@ void gp_cuda_unload(gp_cuda *cuda) { free(cuda); }
 #endif
 
 #ifdef GPUPROBE_HAVE_CUDA
-static gpuprobe_status drv_fail(gpuprobe_context *ctx, const gp_device *dev,
-                                const char *call, CUresult r)
+gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
+                                 const char *call, CUresult r)
 {
     const char *en = NULL;
     if (!ctx->cuda->drv.GetErrorName ||
         ctx->cuda->drv.GetErrorName(r, &en) != CUDA_SUCCESS || !en)
         en = "unrecognized CUDA driver error";
+    char qen[64], qname[80];
+    gp_quote(qen, sizeof qen, en, 48);
+    gp_quote(qname, sizeof qname, dev->name, 64);
     return gp_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
                                                       : GPUPROBE_ERR_CUDA,
-                   "%s on %s (%s) failed with %s", call, dev->spec, dev->name, en);
+                   "%s on %s (%s) failed with %s", call, dev->spec, qname, qen);
 }
 #endif
 
@@ -732,7 +758,7 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
     CUdevice cudev;
     CUresult r = c->drv.DeviceGet(&cudev, dev->cuda_index);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuDeviceGet", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", r);
     int held = 0;
     for (size_t k = 0; k < c->nretained; k++)
         held |= c->retained[k] == cudev;
@@ -748,14 +774,14 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
     CUcontext pctx = NULL;
     r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
     if (held)
         (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device */
     else
         c->retained[c->nretained++] = cudev;
     r = c->drvctx.CtxPushCurrent(pctx);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);
     return GPUPROBE_OK;
 #else
     (void)dev;
@@ -770,7 +796,7 @@ gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev)
     CUcontext popped = NULL;
     CUresult r = ctx->cuda->drvctx.CtxPopCurrent(&popped);
     if (r != CUDA_SUCCESS)
-        return drv_fail(ctx, dev, "cuCtxPopCurrent_v2", r);
+        return gp_cuda_drv_fail(ctx, dev, "cuCtxPopCurrent_v2", r);
     return GPUPROBE_OK;
 #else
     (void)dev;

@@ -153,6 +153,11 @@ gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);
 const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err);
 /* Name of a cuBLAS status, e.g. "CUBLAS_STATUS_ALLOC_FAILED" (never NULL). */
 const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st);
+/* Fail with a driver call's error on a device: "cuX on cuda:N (name)
+ * failed with CUDA_ERROR_...", DEVICE_OUT_OF_MEMORY for
+ * CUDA_ERROR_OUT_OF_MEMORY and GPUPROBE_ERR_CUDA otherwise. */
+gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
+                                 const char *call, CUresult r);
 #endif
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "cpu_blas.h"
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,29 +67,37 @@ static char *trim(char *s)
 
 /* Read the fields we need from /proc/cpuinfo: the model name, the x86
  * "flags" line (SIMD) and "cpu MHz". Stops once the first processor's block
- * has given them; later blocks repeat the same values. */
-static void read_cpuinfo(gp_device *cpu, const char *sysroot, int *simd,
-                         double *mhz)
+ * has given them; later blocks repeat the same values. -1 when out of
+ * memory; a missing file is not an error. */
+static int read_cpuinfo(gp_device *cpu, const char *sysroot, int *simd,
+                        double *mhz)
 {
-    char path[GP_PATH_LEN];
-    int r = snprintf(path, sizeof path, "%s/proc/cpuinfo", sysroot ? sysroot : "");
-    if (r < 0 || (size_t)r >= sizeof path)
-        return;
+    /* Lines are read into a fixed heap buffer: a "flags" line is ~1.5 KiB
+     * on current x86 CPUs; a longer line is skipped whole, never grown
+     * into. */
+    enum { LINE = 8192 };
+    char *path = gp_path_join(sysroot, "/proc/cpuinfo", NULL);
+    char *line = path ? malloc(LINE) : NULL;
+    if (!line) {
+        int oom = path || errno == ENOMEM; /* else: a sysroot too long */
+        free(path);
+        return oom ? -1 : 0;
+    }
     FILE *f = fopen(path, "re");
-    if (!f)
-        return;
+    free(path);
+    if (!f) {
+        free(line);
+        return 0;
+    }
     /* Model name keys by architecture, best first. */
     static const char *const name_keys[] = {"model name", "Processor",
                                             "cpu model", "cpu", "Hardware"};
     size_t best = sizeof name_keys / sizeof name_keys[0];
     int have_flags = 0, have_mhz = 0;
-    /* Lines are read into a fixed buffer: a "flags" line is ~1.5 KiB on
-     * current x86 CPUs; a longer line is skipped whole, never grown into. */
-    char line[8192];
     size_t lines = 0;
-    while (fgets(line, sizeof line, f) && lines++ < 100000) {
+    while (fgets(line, LINE, f) && lines++ < 100000) {
         size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+        if (len == LINE - 1 && line[len - 1] != '\n') {
             int ch;
             while ((ch = fgetc(f)) != EOF && ch != '\n')
                 ;
@@ -122,6 +131,8 @@ static void read_cpuinfo(gp_device *cpu, const char *sysroot, int *simd,
             break;
     }
     fclose(f);
+    free(line);
+    return 0;
 }
 
 gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot)
@@ -133,7 +144,8 @@ gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot)
 
     int simd = GPUPROBE_SIMD_NONE;
     double mhz = 0;
-    read_cpuinfo(cpu, sysroot, &simd, &mhz);
+    if (read_cpuinfo(cpu, sysroot, &simd, &mhz) != 0)
+        return GPUPROBE_ERR_OUT_OF_MEMORY;
     cpu->simd = simd;
     if (cpu->name[0] == '\0') {
         struct utsname u;
@@ -149,18 +161,24 @@ gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot)
     /* Clock: cpufreq's maximum (kHz), else cpuinfo's current "cpu MHz". */
     char buf[64];
     uint64_t khz = 0;
-    if (gp_read_file(sysroot, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",
-                     buf, sizeof buf) == 0 &&
-        gp_parse_cgroup_value(buf, &khz) == 0 && khz > 0 && khz < UINT64_C(1) << 40)
+    int r = gp_read_file(sysroot, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",
+                         buf, sizeof buf);
+    if (r != 0 && errno == ENOMEM)
+        return GPUPROBE_ERR_OUT_OF_MEMORY;
+    if (r == 0 && gp_parse_cgroup_value(buf, &khz) == 0 && khz > 0 &&
+        khz < UINT64_C(1) << 40)
         cpu->clock_khz = (int64_t)khz;
     else if (mhz > 0)
         cpu->clock_khz = (int64_t)(mhz * 1000.0 + 0.5);
 
     /* Physical RAM from /proc/meminfo, else sysconf. */
-    char mi[8192];
+    char *mi = NULL;
     uint64_t total = 0, avail = 0;
-    if (gp_read_file(sysroot, "/proc/meminfo", mi, sizeof mi) == 0 &&
-        gp_parse_meminfo(mi, &total, &avail) == 0)
+    if (gp_read_text(sysroot, "/proc/meminfo", GP_FILE_MAX, &mi) != 0 && errno == ENOMEM)
+        return GPUPROBE_ERR_OUT_OF_MEMORY;
+    int parsed = mi && gp_parse_meminfo(mi, &total, &avail) == 0;
+    free(mi);
+    if (parsed)
         cpu->total_memory = total;
     else {
         long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -210,9 +228,11 @@ static gpuprobe_status cuda_device(gpuprobe_context *ctx, gp_device *d, int i)
         const char *name = "unrecognized CUDA driver error";
         if (c->drv.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
             name = "unrecognized CUDA driver error";
+        char q[64];
+        gp_quote(q, sizeof q, name, 48);
         ctx->cuda_cause = GPUPROBE_CUDA_OTHER;
         gp_snprintf(ctx->cuda_detail, sizeof ctx->cuda_detail,
-                    "cuDeviceGet(%d) failed with %s", i, name);
+                    "cuDeviceGet(%d) failed with %s", i, q);
         return GPUPROBE_ERR_CUDA;
     }
     d->kind = GPUPROBE_DEVICE_CUDA;
@@ -290,9 +310,9 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
                         "%zu simulated CUDA device(s) (test seam)", ncuda);
         } else {
             ctx->cuda_cause = ctx->fake->cause;
-            gp_strlcpy(ctx->cuda_detail,
-                       ctx->fake->detail ? ctx->fake->detail : "simulated: no CUDA device",
-                       sizeof ctx->cuda_detail);
+            gp_quote(ctx->cuda_detail, sizeof ctx->cuda_detail,
+                     ctx->fake->detail ? ctx->fake->detail : "simulated: no CUDA device",
+                     SIZE_MAX);
         }
     } else {
         gpuprobe_status st = gp_cuda_load(ctx);
@@ -309,7 +329,11 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
     if (!list)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
                        "out of memory allocating %zu device records", 1 + ncuda);
-    gp_cpu_describe(&list[0], ctx->sysroot);
+    if (gp_cpu_describe(&list[0], ctx->sysroot) != GPUPROBE_OK) {
+        free(list);
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "out of memory reading the CPU's description");
+    }
 
     size_t n = 1;
     for (size_t i = 0; i < ncuda; i++) {

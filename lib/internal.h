@@ -113,9 +113,15 @@ gpuprobe_status gp_ok(gpuprobe_context *ctx);
 /* Bounded formatted copy: always NUL-terminates (if size > 0), never overflows. */
 void gp_strlcpy(char *dst, const char *src, size_t size);
 void gp_snprintf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
-/* Copy at most max bytes of untrusted text into dst for quoting in a message:
- * non-printable and non-ASCII bytes become '?', long text ends in "...". */
+/* The one quoting rule for text from outside (dlerror(), driver strings,
+ * file contents, the environment, device names): copy at most max bytes of
+ * text into dst for a message; non-printable and non-ASCII bytes become
+ * '?', long text ends in "...". dst may be text itself (never longer). */
 void gp_quote(char *dst, size_t size, const char *text, size_t max);
+/* gp_quote() applied to a message in place. Every message the library
+ * keeps (the last error, the CUDA detail, the selection reason) goes
+ * through it last, so each is one line of printable ASCII. */
+void gp_quote_inplace(char *text);
 /* secure_getenv where available. */
 const char *gp_getenv(const char *name);
 
@@ -133,14 +139,44 @@ int gp_simd_from_flags(const char *flags);
 
 /* ---- memory.c ---- */
 
-/* Host memory, cgroup-aware. sysroot prefixes /proc and /sys (NULL = real). */
+/* The largest /proc or /sys file read whole (cgroup lists, memory.stat). */
+#define GP_FILE_MAX ((size_t)1 << 20)
+
+/* Host memory, cgroup-aware, and this process's own limits. sysroot
+ * prefixes /proc and /sys (NULL = real); the limits always come from
+ * getrlimit(). */
 typedef struct gp_host_memory {
     uint64_t mem_total, mem_available; /* /proc/meminfo */
     uint64_t cgroup_limit;             /* UINT64_MAX if none */
     uint64_t cgroup_usage;             /* valid when cgroup_limit != UINT64_MAX */
+    uint64_t as_limit, as_used;        /* RLIMIT_AS (UINT64_MAX if none), VmSize */
+    uint64_t data_limit, data_used;    /* RLIMIT_DATA (UINT64_MAX if none), VmData */
 } gp_host_memory;
 gpuprobe_status gp_host_memory_read(gpuprobe_context *ctx, const char *sysroot,
                                     gp_host_memory *out);
+
+/* The room under the tightest limit of one kind: host memory (MemAvailable,
+ * the cgroup limit minus usage) or address space (RLIMIT_AS minus VmSize,
+ * RLIMIT_DATA minus VmData). bytes is UINT64_MAX and name NULL when no
+ * limit of that kind applies. */
+typedef struct gp_room {
+    uint64_t bytes;
+    const char *name;   /* "MemAvailable", "the cgroup memory limit",
+                           "RLIMIT_AS", "RLIMIT_DATA" */
+    uint64_t limit, used;
+} gp_room;
+void gp_host_room(const gp_host_memory *h, int address_space, gp_room *room);
+
+/* OK when `memory` bytes of host memory and `address_space` bytes of
+ * address space fit under every limit; else GPUPROBE_ERR_OUT_OF_MEMORY with
+ * a message "<what> needs N bytes (M MiB) of host memory|address space
+ * (<detail of that kind>), but <limit> leaves R bytes (limit L, U in use)",
+ * naming the limit that is short by most. */
+gpuprobe_status gp_host_fits(gpuprobe_context *ctx, const gp_host_memory *h,
+                             uint64_t memory, const char *memory_detail,
+                             uint64_t address_space, const char *space_detail,
+                             const char *what);
+
 /* Parsers, over NUL-terminated text (fuzzed). Return 0 on success, -1 if malformed. */
 int gp_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
 int gp_parse_cgroup_value(const char *text, uint64_t *value); /* "max" -> UINT64_MAX */
@@ -148,8 +184,19 @@ int gp_parse_cgroup_value(const char *text, uint64_t *value); /* "max" -> UINT64
  * memory controller's path; each may be left "" when absent. */
 int gp_parse_proc_cgroup(const char *text, char *v2_path, size_t v2_size,
                          char *v1_mem_path, size_t v1_size);
-/* Read a small file under sysroot into buf (NUL-terminated). 0 ok, -1 error. */
+/* VmSize and VmData (bytes) from /proc/self/status text. */
+int gp_parse_proc_status(const char *text, uint64_t *vm_size, uint64_t *vm_data);
+
+/* a + b + c (NULL counts as "") in a new heap string, at most GP_PATH_LEN
+ * - 1 bytes; NULL with errno ENAMETOOLONG or ENOMEM. */
+char *gp_path_join(const char *a, const char *b, const char *c);
+/* Read a small file under sysroot into buf (NUL-terminated). 0 ok; -1 with
+ * errno set on error, EFBIG (and buf "") when the file does not fit. */
 int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
+/* Read a whole file under sysroot into a new NUL-terminated heap buffer
+ * (*out, freed by the caller); -1 with errno set on error, EFBIG when it
+ * holds more than max bytes. */
+int gp_read_text(const char *sysroot, const char *path, size_t max, char **out);
 /* Device memory for a CUDA device (real or simulated). */
 gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
                                       uint64_t *total, uint64_t *free_bytes,
@@ -171,6 +218,9 @@ gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
  * OpenBLAS): clears a stale dlerror() first, and goes through the test
  * seam gp_test_dlopen when it is set. */
 void *gp_dlopen(const char *file, int mode);
+/* The last dlerror() text, quoted (gp_quote), into buf; a generic text
+ * when there is none (the test seam's failures). */
+void gp_dlerror(char *buf, size_t size);
 
 /* Test seam: when set, replaces dlopen() in gp_dlopen() (fault injection:
  * pretend a library is missing). Set by unit tests only, before any context

@@ -404,24 +404,44 @@ void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
  *    and the reference uses the rounded values, so this term is 0 for them;
  *    fp32 and fp64 inputs are exact.
  *
- * 2. Rounding in the accumulation, unit roundoff u of the accumulator. The
- *    worst-case bound is gamma_k = k u / (1 - k u); the probabilistic bound
- *    of Higham & Mary (SIAM J. Sci. Comput. 41(5), 2019) is lambda sqrt(k) u,
- *    and for our zero-mean inputs (partial sums grow like sqrt(k), s like k)
- *    the observed error is ~u, independent of k. We use
- *        u * (8 + sqrt(k)):
- *    the constant covers the worst case for short sums (k <= 8); sqrt(k) is
- *    the probabilistic bound with lambda = 1, 10-100x the expected error for
- *    random inputs. It stays tight enough to catch real faults: a layout or
- *    transposition bug gives errors ~2/sqrt(k) (0.03 at k = 5000), and fp32
- *    silently computed in TF32 gives ~2^-10/sqrt(k) per entry (about 1e-5 at
- *    k = 5000, max over the samples ~3e-5), above the fp32 bound 4.7e-6.
- *    u: fp64 2 * 2^-53 (the device and the double reference each round);
- *    fp32 2^-24; tensor-core fp32 accumulation (tf32, fp16, bf16) 2^-20,
- *    since tensor cores align addends and truncate with few guard bits
- *    (Fasi, Higham, Mikaitis & Pranesh, PeerJ CS 7:e330, 2021) and cuBLAS
- *    may split k. Computing fp16 in fp16 instead (u = 2^-11) would exceed
- *    the bound at the default sizes.
+ * 2. Rounding in the accumulation, unit roundoff u of the accumulator.
+ *
+ *    IEEE accumulation (fp32 and fp64, on the CPU and on CUDA cores): the
+ *    sum's error is sum_j d_j S_j to first order, S_j the partial sums and
+ *    |d_j| <= u, plus at most u s for the products (without FMA) and u |c|
+ *    <= u s for storing the result. The worst case, gamma_k s, is about
+ *    k u s. Taking the d_j as independent and zero-mean (Higham & Mary,
+ *    SIAM J. Sci. Comput. 41(5), 2019), Hoeffding's inequality bounds the
+ *    sum by lambda u sqrt(sum_j S_j^2) except with probability
+ *    2 exp(-lambda^2 / 2) (2.5e-14 for lambda = 8). So, with the spread
+ *        R = sqrt(sum_j S_j^2) / s
+ *    taken from the data (the partial sums of the sequential order, which
+ *    the reference computes anyway; blocked and split orders have smaller
+ *    ones for zero-mean inputs), the tolerance is
+ *        u * (2 + min(k, 8 R)),
+ *    R the largest over the sampled entries. For our zero-mean inputs R is
+ *    ~1 (0.2 to 3 over 256 samples) whatever k, since partial sums grow
+ *    like sqrt(k) and s like k: the bound is ~20 u at any depth, 8x to
+ *    100x the errors OpenBLAS's sgemm shows (0.13 u to 2.2 u, measured at
+ *    k = 100 to 10^6). It tells fp32 from fp32 silently computed in TF32,
+ *    whose inputs lose 13 bits (an error ~2^-11 / sqrt(k) per entry):
+ *    caught up to k of about 300,000 when TF32 rounds to nearest and about
+ *    1,000,000 when it truncates (measured, m = n = 16, 256 samples); the
+ *    bound without the data, u (8 + sqrt(k)), lost it from k = 30,000.
+ *    Beyond that reach fp32 is still held to its own bound, but TF32 would
+ *    pass. A layout or transposition bug gives errors ~2 / sqrt(k) (0.03
+ *    at k = 5000), far above.
+ *
+ *    Tensor-core accumulation (tf32, fp16, bf16): tensor cores align
+ *    addends and truncate with few guard bits (Fasi, Higham, Mikaitis &
+ *    Pranesh, PeerJ CS 7:e330, 2021) and cuBLAS may split k, so no such
+ *    model holds; we use u (8 + sqrt(k)) with u = 2^-20: the constant
+ *    covers the worst case for short sums (k <= 8), sqrt(k) is the
+ *    probabilistic bound with lambda = 1. Computing fp16 in fp16 instead
+ *    (u = 2^-11) would exceed the bound at the default sizes.
+ *
+ *    u: fp64 2 * 2^-53 (the device and the reference each round); fp32
+ *    2^-24.
  *
  * DESIGN.md quotes "bf16 ~2^-8": that is the error against the *unrounded*
  * inputs; here the reference uses the rounded inputs, which isolates the
@@ -430,18 +450,24 @@ void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
  *
  * NaN never passes: the comparison is written !(err <= tol).
  */
-double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k)
+double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k, double spread)
 {
-    double in = 0.0, u;
+    double kk = (double)(k > 0 ? k : 1);
     switch (dtype) {
-    case GPUPROBE_DTYPE_FP64: u = 0x1p-52; break;
-    case GPUPROBE_DTYPE_FP32: u = 0x1p-24; break;
-    case GPUPROBE_DTYPE_TF32: in = 2 * 0x1p-10 + 0x1p-20; u = 0x1p-20; break;
-    case GPUPROBE_DTYPE_FP16:
-    case GPUPROBE_DTYPE_BF16: u = 0x1p-20; break;
-    default: return 0.0;
+    case GPUPROBE_DTYPE_FP64:
+    case GPUPROBE_DTYPE_FP32: {
+        double u = dtype == GPUPROBE_DTYPE_FP64 ? 0x1p-52 : 0x1p-24;
+        double p = 8.0 * (spread > 0 ? spread : 0.0);
+        return u * (2.0 + (p < kk ? p : kk));
     }
-    return in + u * (8.0 + sqrt((double)(k > 0 ? k : 1)));
+    case GPUPROBE_DTYPE_TF32:
+        return 2 * 0x1p-10 + 0x1p-20 + 0x1p-20 * (8.0 + sqrt(kk));
+    case GPUPROBE_DTYPE_FP16:
+    case GPUPROBE_DTYPE_BF16:
+        return 0x1p-20 * (8.0 + sqrt(kk));
+    default:
+        return 0.0;
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -556,12 +582,18 @@ static void check_entry(gp_mm_job *job, const void *a, gp_elem ea,
     size_t n = (size_t)job->n, k = (size_t)job->k;
     /* long double: at least double; 64-bit significand on x86-64, so the
      * reference's own error is far below every tolerance. */
-    long double ref = 0.0L, scale = 0.0L;
+    long double ref = 0.0L, scale = 0.0L, squares = 0.0L;
     for (size_t p = 0; p < k; p++) {
         long double prod = (long double)gp_elem_get(a, ea, i * k + p) *
                            (long double)gp_elem_get(b, eb, p * n + j);
         ref += prod;
         scale += prod < 0 ? -prod : prod;
+        squares += ref * ref; /* the partial sums, for the spread */
+    }
+    if (scale > 0) {
+        double spread = (double)(sqrtl(squares) / scale);
+        if (spread > job->spread)
+            job->spread = spread;
     }
     double value = gp_elem_get(c, ec, i * n + j);
     double err;
@@ -598,8 +630,8 @@ void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
     size_t m = (size_t)job->m, n = (size_t)job->n;
     int any_nan = 0;
     job->max_error = 0.0;
+    job->spread = 0.0;
     job->worst_i = job->worst_j = -1;
-    job->tolerance = gp_matmul_tolerance(job->dtype, job->k);
 
     uint64_t samples = (uint64_t)job->verify_samples;
     if ((uint64_t)m * n <= samples) {
@@ -628,6 +660,7 @@ void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
     }
     if (any_nan)
         job->max_error = NAN;
+    job->tolerance = gp_matmul_tolerance(job->dtype, job->k, job->spread);
     job->verified = !any_nan && job->max_error <= job->tolerance;
 }
 
@@ -665,33 +698,37 @@ static gpuprobe_status host_bytes(gpuprobe_context *ctx, const gp_mm_job *job,
     return GPUPROBE_OK;
 }
 
-static gpuprobe_status check_host_memory(gpuprobe_context *ctx,
-                                         const gp_mm_job *job, size_t need)
+gpuprobe_status gp_mm_check_host(gpuprobe_context *ctx, const gp_mm_job *job,
+                                 uint64_t extra_memory, const char *memory_text,
+                                 uint64_t extra_space, const char *space_text)
 {
+    size_t abc = 0;
+    gpuprobe_status st = host_bytes(ctx, job, &abc);
+    if (st != GPUPROBE_OK)
+        return st;
     gp_host_memory hm;
-    if (gp_host_memory_read(ctx, ctx->sysroot, &hm) != GPUPROBE_OK) {
+    st = gp_host_memory_read(ctx, ctx->sysroot, &hm);
+    if (st == GPUPROBE_ERR_OUT_OF_MEMORY)
+        return st;
+    if (st != GPUPROBE_OK) {
         /* Unknown: go ahead; a failed allocation is still reported. */
         ctx->error[0] = '\0';
         return GPUPROBE_OK;
     }
-    uint64_t avail = hm.mem_available;
-    if (hm.cgroup_limit != UINT64_MAX) {
-        uint64_t room = hm.cgroup_limit > hm.cgroup_usage
-                            ? hm.cgroup_limit - hm.cgroup_usage
-                            : 0;
-        if (room < avail)
-            avail = room;
-    }
-    if ((uint64_t)need > avail)
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "matmul %lldx%lldx%lld %s needs %llu bytes (%.1f MiB) "
-                       "of host memory for A, B and C, but only %llu bytes "
-                       "(%.1f MiB) are available",
-                       (long long)job->m, (long long)job->n, (long long)job->k,
-                       gpuprobe_dtype_name(job->dtype),
-                       (unsigned long long)need, (double)need / 1048576.0,
-                       (unsigned long long)avail, (double)avail / 1048576.0);
-    return GPUPROBE_OK;
+    /* Each of A, B and C is its own mapping, a page more than asked. */
+    uint64_t memory = (uint64_t)abc, space = (uint64_t)abc + 3 * 4096;
+    memory = extra_memory > UINT64_MAX - memory ? UINT64_MAX : memory + extra_memory;
+    space = extra_space > UINT64_MAX - space ? UINT64_MAX : space + extra_space;
+    char what[96], mdetail[192], sdetail[256];
+    gp_snprintf(what, sizeof what, "matmul %lldx%lldx%lld %s", (long long)job->m,
+                (long long)job->n, (long long)job->k, gpuprobe_dtype_name(job->dtype));
+    gp_snprintf(mdetail, sizeof mdetail, "A, B and C %llu bytes%s%s",
+                (unsigned long long)abc, memory_text ? ", " : "",
+                memory_text ? memory_text : "");
+    gp_snprintf(sdetail, sizeof sdetail, "A, B and C %llu bytes%s%s",
+                (unsigned long long)abc, space_text ? ", " : "",
+                space_text ? space_text : "");
+    return gp_host_fits(ctx, &hm, memory, mdetail, space, sdetail, what);
 }
 
 static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
@@ -713,12 +750,14 @@ static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
                        "matmul in fp64 is done on the CPU only; CUDA devices "
                        "do fp32, tf32, fp16 and bf16");
+    char name[80];
+    gp_quote(name, sizeof name, dev->name, 64);
     if ((dt == GPUPROBE_DTYPE_TF32 || dt == GPUPROBE_DTYPE_BF16) &&
         dev->cc_major < 8)
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
                        "matmul in %s needs compute capability 8.0 or later "
-                       "(Ampere tensor cores); %s is %d.%d",
-                       gpuprobe_dtype_name(dt), dev->name, dev->cc_major,
+                       "(Ampere tensor cores); %s (%s) is %d.%d",
+                       gpuprobe_dtype_name(dt), dev->spec, name, dev->cc_major,
                        dev->cc_minor);
     return GPUPROBE_OK;
 }
@@ -833,13 +872,17 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
     st = check_dtype(ctx, dev, job.dtype);
     if (st != GPUPROBE_OK)
         return st;
+    /* Host memory: here for CUDA (A, B and C in pinned buffers); the CPU
+     * backend adds what OpenBLAS needs once it knows it. */
     size_t need = 0;
     st = host_bytes(ctx, &job, &need);
     if (st != GPUPROBE_OK)
         return st;
-    st = check_host_memory(ctx, &job, need);
-    if (st != GPUPROBE_OK)
-        return st;
+    if (dev->kind != GPUPROBE_DEVICE_CPU) {
+        st = gp_mm_check_host(ctx, &job, 0, NULL, 0, NULL);
+        if (st != GPUPROBE_OK)
+            return st;
+    }
 
     job.times = calloc((size_t)job.max_runs, sizeof *job.times);
     if (!job.times)

@@ -56,9 +56,11 @@ uint64_t gp_splitmix64(uint64_t *state);
 void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
                     uint64_t stream);
 
-/* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype and depth k
- * (see the derivation in matmul.c). */
-double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k);
+/* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype, depth k
+ * and spread R (the largest sqrt(sum_j S_j^2) / sum_j |a_ij b_jk| over the
+ * sampled entries, S_j the partial sums; used by fp32 and fp64 only). See
+ * the derivation in matmul.c. */
+double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k, double spread);
 
 /* Theoretical peaks, FLOP per clock: per core (CPU, by gpuprobe_simd) and
  * per SM (CUDA, by compute capability). 0 when unknown. */
@@ -89,6 +91,7 @@ typedef struct gp_mm_job {
     /* out: filled by gp_mm_verify() */
     int verified;             /* 1 pass, 0 fail, -1 not checked */
     double max_error, tolerance;
+    double spread;            /* R of gp_matmul_tolerance() */
     int64_t worst_i, worst_j; /* the sample with the largest error */
     double worst_value, worst_ref;
 } gp_mm_job;
@@ -108,6 +111,15 @@ static inline double gp_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* Is there host memory for the run? A, B and C, plus what the backend adds
+ * (extra_memory touched, extra_space mapped; each NULL text: nothing), are
+ * checked against MemAvailable, the cgroup limits, RLIMIT_AS and
+ * RLIMIT_DATA (gp_host_fits()). GPUPROBE_ERR_OUT_OF_MEMORY naming the
+ * tightest limit, or GPUPROBE_ERR_OVERFLOW. */
+gpuprobe_status gp_mm_check_host(gpuprobe_context *ctx, const gp_mm_job *job,
+                                 uint64_t extra_memory, const char *memory_text,
+                                 uint64_t extra_space, const char *space_text);
 
 /* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
 int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);

@@ -227,13 +227,15 @@ static void fmt_count(char *buf, size_t size, uint64_t v)
     fmt_scaled(buf, size, v, unit, sizeof unit / sizeof unit[0]);
 }
 
-/* "cuda:0 (NVIDIA H200)" or "cpu". */
+/* "cuda:0 (NVIDIA H200)" or "cpu". The name is the driver's: quoted. */
 static void device_label(char *buf, size_t size, const gp_device *dev)
 {
+    char name[NAME_SHOWN + 4];
+    gp_quote(name, sizeof name, dev->name, NAME_SHOWN);
     if (dev->kind == GPUPROBE_DEVICE_CPU || dev->name[0] == '\0')
         gp_snprintf(buf, size, "%s", dev->spec);
     else
-        gp_snprintf(buf, size, "%s (%.*s)", dev->spec, NAME_SHOWN, dev->name);
+        gp_snprintf(buf, size, "%s (%s)", dev->spec, name);
 }
 
 /* ---- requirements ---- */
@@ -411,6 +413,7 @@ static gpuprobe_status chosen(gpuprobe_context *ctx, size_t idx,
                               size_t *device, const char **reason)
 {
     *device = idx;
+    gp_quote_inplace(ctx->reason);
     if (reason)
         *reason = ctx->reason;
     return gp_ok(ctx);

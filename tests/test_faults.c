@@ -43,6 +43,7 @@
  * small). */
 int openblas_get_num_threads(void);
 void openblas_set_num_threads(int);
+char *openblas_get_config(void);
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GP_SANITIZED 1
@@ -503,12 +504,16 @@ static void host_out_of_memory(void **state)
         gpuprobe_matmul_options *o = NULL;
         if (gpuprobe_matmul_options_create(&o) != GPUPROBE_OK)
             _exit(11);
-        /* 3 x 12000^2 x 4 bytes = 1.7 GB, far above the limit below. */
-        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 12000);
+        /* 3 x 40000^2 x 4 bytes = 19 GB, far above the limit below. */
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 40000);
         size_t n = 0;
         if (gpuprobe_device_count(ctx, &n) != GPUPROBE_OK)
             _exit(12);
-        /* Limit the address space to what is mapped now + 256 MiB. */
+        /* Limit the address space to what is mapped now + 256 MiB + 140
+         * MiB per CPU: room for a small run (OpenBLAS's pool was stopped by
+         * the fork and restarts: a 128 MiB buffer for the caller and a
+         * buffer and an 8 MiB stack for each pool thread, at most one per
+         * CPU), far from 40000^2 x 3. */
         long pages = 0;
         FILE *f = fopen("/proc/self/statm", "r");
         if (!f || fscanf(f, "%ld", &pages) != 1)
@@ -516,7 +521,8 @@ static void host_out_of_memory(void **state)
         fclose(f);
         struct rlimit rl;
         rl.rlim_cur = rl.rlim_max =
-            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + 256 * MiB;
+            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + 256 * MiB +
+            (rlim_t)sysconf(_SC_NPROCESSORS_CONF) * 140 * MiB;
         if (setrlimit(RLIMIT_AS, &rl) != 0)
             _exit(14);
         gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
@@ -692,6 +698,70 @@ static void openblas_missing(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* An empty GPUPROBE_CUDA_LIBDIR is the same as none: the runtime is looked
+ * for by the system loader, with the same answer. */
+static void libdir_empty_is_unset(void **state)
+{
+    (void)state;
+    seam(PASS_ALL, NULL);
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_cuda_cause unset_cause;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &unset_cause, &detail), GPUPROBE_OK);
+    char unset_detail[GP_ERR_LEN];
+    gp_strlcpy(unset_detail, detail, sizeof unset_detail);
+    size_t unset_calls = seam_calls;
+    gpuprobe_context_destroy(ctx);
+
+    seam(PASS_ALL, NULL);
+    setenv("GPUPROBE_CUDA_LIBDIR", "", 1);
+    ctx = new_ctx();
+    unsetenv("GPUPROBE_CUDA_LIBDIR");
+    gpuprobe_cuda_cause cause;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_int_equal(cause, unset_cause);
+    assert_string_equal(detail, unset_detail);
+    assert_int_equal(seam_calls, unset_calls);
+    /* Bare SONAMEs only: never "/libcudart..." from an empty directory. */
+    for (size_t i = 0; i < seam_calls && i < MAX_NAMES; i++)
+        assert_int_equal(strchr(seam_names[i], '/'), NULL);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* GPUPROBE_MATMUL_CPU_THREADS = 1024: OpenBLAS caps it at its MAX_THREADS
+ * (64 in Debian's build) and starts that many threads, which stay for the
+ * rest of the process; the count in force is restored. Runs last: the
+ * threads it leaves would change what the fork cases above must fit. */
+static void threads_1024(void **state)
+{
+    (void)state;
+    const char *config = openblas_get_config();
+    const char *p = strstr(config, "MAX_THREADS=");
+    if (!p) {
+        print_message("OpenBLAS does not say its MAX_THREADS (%s)\n", config);
+        skip();
+    }
+    int max = atoi(p + 12);
+    int before = openblas_get_num_threads();
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(small_run(ctx, 1024, GPUPROBE_DTYPE_FP32, &r), GPUPROBE_OK);
+    int64_t used = 0;
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_THREADS, &used),
+                     GPUPROBE_OK);
+    assert_int_equal(used, max);
+    gpuprobe_matmul_result_destroy(r);
+    assert_int_equal(openblas_get_num_threads(), before); /* restored */
+    /* ... while the pool keeps its threads (blas_num_threads: the threads
+     * it holds, counting the caller; a variable of the pthread build). */
+    const int *pool = dlsym(RTLD_DEFAULT, "blas_num_threads");
+    if (pool)
+        assert_int_equal(*pool, max);
+    else
+        print_message("this OpenBLAS does not show its pool size\n");
+    gpuprobe_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -707,6 +777,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(host_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(blas_threads_restored, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(libdir_empty_is_unset, setup, teardown),
+        cmocka_unit_test_setup_teardown(threads_1024, setup, teardown),
     };
     return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }

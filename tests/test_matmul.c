@@ -368,21 +368,107 @@ static void test_verify_catches(void **state)
 static void test_tolerance(void **state)
 {
     (void)state;
-    /* Ordered by precision, growing with k, NaN-free. */
+    /* Ordered by precision, NaN-free. IEEE accumulation (fp64, fp32): from
+     * the data's spread R, u (2 + min(k, 8 R)), the same at any depth past
+     * 8 R; tensor cores (tf32, fp16, bf16): growing with k. */
     for (int64_t k = 1; k <= 1 << 20; k *= 4) {
-        double f64 = gp_matmul_tolerance(GPUPROBE_DTYPE_FP64, k);
-        double f32 = gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, k);
-        double tf = gp_matmul_tolerance(GPUPROBE_DTYPE_TF32, k);
-        double h = gp_matmul_tolerance(GPUPROBE_DTYPE_FP16, k);
+        double f64 = gp_matmul_tolerance(GPUPROBE_DTYPE_FP64, k, 1.0);
+        double f32 = gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, k, 1.0);
+        double tf = gp_matmul_tolerance(GPUPROBE_DTYPE_TF32, k, 1.0);
+        double h = gp_matmul_tolerance(GPUPROBE_DTYPE_FP16, k, 1.0);
         assert_true(0 < f64 && f64 < f32 && f32 < h && h < tf);
-        assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, k * 4) > f32);
+        assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP16, k * 4, 1.0) > h);
+        assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, k, 2.0) >= f32);
     }
+    const double u = 0x1p-24;
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, 1, 1.0) == 3 * u);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, 5, 3.0) == 7 * u);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, 100000, 1.5) == 14 * u);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, 100000, 0.0) == 2 * u);
     /* At the lesson's size, a transposition bug (error ~2/sqrt(k)) fails
      * every precision. */
     double bug = 2.0 / sqrt(5000.0);
-    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_TF32, 5000) < bug / 4);
-    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_BF16, 5000) < bug / 100);
-    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_INT8, 5000) == 0);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_TF32, 5000, 1.0) < bug / 4);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_BF16, 5000, 1.0) < bug / 100);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_INT8, 5000, 1.0) == 0);
+}
+
+/* ---- fp32 silently computed in TF32 -------------------------------------- */
+
+static int64_t tf32_k;
+static int tf32_truncate;
+
+/* fp32 to TF32 (10 mantissa bits): round to nearest even, or truncate. */
+static float to_tf32(float x, int truncate)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    if (!truncate)
+        b += 0xfffu + ((b >> 13) & 1u);
+    b &= ~0x1fffu;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+/* Replace C by what a device that feeds TF32 tensor cores computes: the
+ * product of A and B (regenerated from the seed) with TF32 inputs and
+ * fp32 accumulation. */
+static void compute_as_tf32(void *c, gp_elem ec, int64_t m, int64_t n)
+{
+    assert_int_equal(ec, GP_ELEM_F32);
+    size_t na = (size_t)(m * tf32_k), nb = (size_t)(tf32_k * n);
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    gp_fill_random(a, GP_ELEM_F32, na, 42, 1);
+    gp_fill_random(b, GP_ELEM_F32, nb, 42, 2);
+    for (size_t i = 0; i < na; i++)
+        a[i] = to_tf32(a[i], tf32_truncate);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = to_tf32(b[i], tf32_truncate);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
+                (int)tf32_k, 1.0f, a, (int)tf32_k, b, (int)n, 0.0f, c, (int)n);
+    free(a);
+    free(b);
+}
+
+/* At k = 100,000 (beyond where a sqrt(k) bound could see it), fp32
+ * computed with TF32 inputs fails verification, rounded or truncated,
+ * while the real fp32 result passes with room to spare. */
+static void test_verify_catches_tf32(void **state)
+{
+    (void)state;
+    tf32_k = 100000;
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_options *o = small_opts(16, 16, tf32_k, GPUPROBE_DTYPE_FP32);
+    for (tf32_truncate = 0; tf32_truncate < 2; tf32_truncate++) {
+        gp_test_matmul_corrupt = compute_as_tf32;
+        gpuprobe_matmul_result *r = NULL;
+        gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
+        gp_test_matmul_corrupt = NULL;
+        assert_non_null(r);
+        double err = get_d(r, GPUPROBE_METRIC_MAX_ERROR);
+        double tol = get_d(r, GPUPROBE_METRIC_TOLERANCE);
+        print_message("TF32 (%s) at k = %lld: error %.3g, tolerance %.3g\n",
+                      tf32_truncate ? "truncated" : "rounded", (long long)tf32_k,
+                      err, tol);
+        assert_int_equal(st, GPUPROBE_ERR_VERIFY_FAILED);
+        assert_int_equal(get_i(r, GPUPROBE_METRIC_VERIFIED), 0);
+        assert_true(err > tol);
+        gpuprobe_matmul_result_destroy(r);
+    }
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    double err = get_d(r, GPUPROBE_METRIC_MAX_ERROR);
+    double tol = get_d(r, GPUPROBE_METRIC_TOLERANCE);
+    print_message("fp32 at k = %lld: error %.3g, tolerance %.3g\n",
+                  (long long)tf32_k, err, tol);
+    assert_true(err < tol / 4);
+    /* The tolerance is the data's (~20 u), not the sqrt(k) one (~330 u). */
+    assert_true(tol < 40 * 0x1p-24);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
 }
 
 static void test_peaks(void **state)
@@ -494,6 +580,62 @@ static void test_host_memory_limit(void **state)
     unlink(file);
     rmdir(dir);
     rmdir(root);
+}
+
+/* A cgroup v2 limit (fake tree): room for A, B and C of 512^3 fp32
+ * (3 MiB) but not for OpenBLAS's packed panels as well (up to 4 x 512 x
+ * (T x 512 + 512) bytes): refused naming the cgroup limit, where the run
+ * would have been killed by the kernel. With room for both, it runs. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_cgroup_room_counts_openblas(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mm-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put_file(root, "proc/meminfo", "MemTotal: 16777216 kB\nMemAvailable: 12582912 kB\n");
+    put_file(root, "proc/self/cgroup", "0::/job\n");
+    char limit[32];
+    const uint64_t abc = 3 * 512 * 512 * 4;
+    snprintf(limit, sizeof limit, "%llu\n", (unsigned long long)(abc + 65536));
+    put_file(root, "sys/fs/cgroup/job/memory.max", limit);
+    put_file(root, "sys/fs/cgroup/job/memory.current", "0\n");
+
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gpuprobe_matmul_options *o = small_opts(512, 512, 512, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(r);
+    const char *msg = gpuprobe_last_error(ctx);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "the cgroup memory limit leaves"));
+    assert_non_null(strstr(msg, "A, B and C 3145728 bytes"));
+    assert_non_null(strstr(msg, "packed panels"));
+
+    snprintf(limit, sizeof limit, "%llu\n", (unsigned long long)(abc + (64u << 20)));
+    put_file(root, "sys/fs/cgroup/job/memory.max", limit);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
 }
 
 /* ---- OpenBLAS thread count is restored ----------------------------------- */
@@ -765,8 +907,10 @@ int main(void)
         cmocka_unit_test(test_result_figures),
         cmocka_unit_test(test_runs_and_budget),
         cmocka_unit_test(test_verify_catches),
+        cmocka_unit_test(test_verify_catches_tf32),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_host_memory_limit),
+        cmocka_unit_test(test_cgroup_room_counts_openblas),
         cmocka_unit_test(test_threads_restored),
         cmocka_unit_test(test_gpu_request_without_gpu),
         cmocka_unit_test(test_real_cuda_index),

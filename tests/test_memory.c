@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "cuda_loader.h"
 #include "sysroot_util.h"
 
 #define KB UINT64_C(1024)
@@ -129,6 +131,65 @@ static void test_cgroup_v2_limit(void **state)
     assert_int_equal(info.cgroup_limit_bytes, 2 * GIB);
     assert_int_equal(info.total_bytes, 2 * GIB);
     assert_int_equal(info.available_bytes, 2 * GIB - 2000000000);
+    sr_rm_tree(root);
+}
+
+/* /proc/self/cgroup longer than 4 KiB (many hierarchies, long paths), the
+ * memory controller's line last, and a memory.stat longer than 16 KiB
+ * whose inactive_file comes last: both files are read whole. */
+static void test_cgroup_long_files(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    char *text = malloc(8192);
+    assert_non_null(text);
+    size_t len = 0;
+    char path[300];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    path[0] = '/';
+    for (int id = 20; len < 5000; id--)
+        len += (size_t)snprintf(text + len, 8192 - len, "%d:ctl%d:%s\n", id, id, path);
+    snprintf(text + len, 8192 - len, "4:memory:/long.slice/app\n");
+    assert_true(strlen(text) > 5000);
+    sr_put(root, "proc/self/cgroup", text);
+    sr_put(root, "sys/fs/cgroup/memory/long.slice/app/memory.limit_in_bytes",
+           "3221225472\n"); /* 3 GiB */
+    sr_put(root, "sys/fs/cgroup/memory/long.slice/app/memory.usage_in_bytes",
+           "1073741824\n"); /* 1 GiB, half of it reclaimable */
+    free(text);
+    size_t stat_size = 24000, o = 0;
+    char *stat = malloc(stat_size);
+    assert_non_null(stat);
+    for (int i = 0; o < 20000; i++)
+        o += (size_t)snprintf(stat + o, stat_size - o, "hierarchical_stat_%05d %d\n", i, i);
+    snprintf(stat + o, stat_size - o, "total_inactive_file 536870912\n");
+    sr_put(root, "sys/fs/cgroup/memory/long.slice/app/memory.stat", stat);
+    free(stat);
+
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 3 * GIB);
+    assert_int_equal(info.total_bytes, 3 * GIB);
+    assert_int_equal(info.available_bytes, 3 * GIB - 512 * MIB);
+    assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
+
+    /* The same for cgroup v2: the "0::" line after 5 KiB of others. */
+    text = malloc(8192);
+    assert_non_null(text);
+    len = 0;
+    for (int id = 20; len < 5000; id--)
+        len += (size_t)snprintf(text + len, 8192 - len, "%d:ctl%d:%s\n", id, id, path);
+    snprintf(text + len, 8192 - len, "0::/v2.slice\n");
+    sr_put(root, "proc/self/cgroup", text);
+    free(text);
+    sr_put(root, "sys/fs/cgroup/v2.slice/memory.max", "2147483648\n");
+    sr_put(root, "sys/fs/cgroup/v2.slice/memory.current", "0\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 2 * GIB);
+    assert_int_equal(info.available_bytes, 2 * GIB);
     sr_rm_tree(root);
 }
 
@@ -443,14 +504,54 @@ static void test_read_file(void **state)
     assert_non_null(mkdtemp(root));
     sr_put(root, "f", "hello world");
     char buf[6];
-    assert_int_equal(gp_read_file(root, "/f", buf, sizeof buf), 0);
-    assert_string_equal(buf, "hello"); /* truncated, NUL-terminated */
+    errno = 0;
+    /* Never cut silently: a file that does not fit is an error. */
+    assert_int_equal(gp_read_file(root, "/f", buf, sizeof buf), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_string_equal(buf, "");
+    char fit[12];
+    assert_int_equal(gp_read_file(root, "/f", fit, sizeof fit), 0);
+    assert_string_equal(fit, "hello world"); /* exactly fits */
     char big[64];
     assert_int_equal(gp_read_file(root, "/f", big, sizeof big), 0);
     assert_string_equal(big, "hello world");
     assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
     assert_string_equal(big, "");
     assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
+
+    /* Whole files on the heap, up to a bound. */
+    char *text = NULL;
+    assert_int_equal(gp_read_text(root, "/f", 1 << 20, &text), 0);
+    assert_string_equal(text, "hello world");
+    free(text);
+    assert_int_equal(gp_read_text(root, "/f", 11, &text), 0);
+    assert_string_equal(text, "hello world");
+    free(text);
+    text = (char *)&text;
+    errno = 0;
+    assert_int_equal(gp_read_text(root, "/f", 10, &text), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_null(text);
+    assert_int_equal(gp_read_text(root, "/missing", 100, &text), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_null(text);
+    /* Longer than the first read (4 KiB), and a /proc file (size 0). */
+    char *long_text = malloc(70000);
+    assert_non_null(long_text);
+    for (size_t i = 0; i < 69999; i++)
+        long_text[i] = (char)('a' + i % 26);
+    long_text[69999] = '\0';
+    sr_put(root, "long", long_text);
+    assert_int_equal(gp_read_text(root, "/long", 1 << 20, &text), 0);
+    assert_string_equal(text, long_text);
+    free(text);
+    free(long_text);
+    assert_int_equal(gp_read_text(NULL, "/proc/self/status", 1 << 20, &text), 0);
+    assert_non_null(strstr(text, "VmSize:"));
+    uint64_t size = 0, data = 0;
+    assert_int_equal(gp_parse_proc_status(text, &size, &data), 0);
+    assert_true(size > 0 && data > 0 && data < size);
+    free(text);
     sr_rm_tree(root);
 }
 
@@ -528,11 +629,106 @@ static void test_fake_cuda_memory(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* ---- the driver's own figures (real code path, functions replaced) ---- */
+
+#ifdef GPUPROBE_HAVE_CUDA
+static size_t drv_free, drv_total;
+static CUresult fake_device_get(CUdevice *d, int ordinal)
+{
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_ctx_state(CUdevice d, unsigned *flags, int *active)
+{
+    (void)d;
+    *flags = 0;
+    *active = 1; /* a context exists: nothing to measure */
+    return CUDA_SUCCESS;
+}
+static CUresult fake_retain(CUcontext *c, CUdevice d)
+{
+    (void)d;
+    *c = (CUcontext)(uintptr_t)0x1000;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_release(CUdevice d)
+{
+    (void)d;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_push(CUcontext c)
+{
+    (void)c;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_pop(CUcontext *c)
+{
+    *c = NULL;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_mem_info(size_t *free_b, size_t *total_b)
+{
+    *free_b = drv_free;
+    *total_b = drv_total;
+    return CUDA_SUCCESS;
+}
+#endif
+
+/* A driver that reports more free memory than the device has: free is
+ * clamped to the total on the real path too (cuMemGetInfo_v2, here a
+ * replaced function pointer in the loader state). */
+static void test_driver_free_clamped(void **state)
+{
+    (void)state;
+#ifndef GPUPROBE_HAVE_CUDA
+    skip();
+#else
+    gpuprobe_context *ctx = new_ctx();
+    gp_cuda *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    static int lib;
+    c->rt_lib = c->drv_lib = &lib;   /* "loaded", never closed: */
+    c->rt_initialized = c->drv_initialized = 1;
+    c->nvml_tried = 1;               /* no NVML */
+    c->drv.DeviceGet = fake_device_get;
+    c->drv.DevicePrimaryCtxGetState = fake_ctx_state;
+    c->drvctx.PrimaryCtxRetain = fake_retain;
+    c->drvctx.PrimaryCtxRelease = fake_release;
+    c->drvctx.CtxPushCurrent = fake_push;
+    c->drvctx.CtxPopCurrent = fake_pop;
+    c->drvctx.MemGetInfo = fake_mem_info;
+    ctx->cuda = c;
+    ctx->cuda_cause = GPUPROBE_CUDA_AVAILABLE;
+    gp_device *devs = calloc(2, sizeof *devs);
+    assert_non_null(devs);
+    assert_int_equal(gp_cpu_describe(&devs[0], NULL), GPUPROBE_OK);
+    devs[1].kind = GPUPROBE_DEVICE_CUDA;
+    devs[1].cuda_index = 0;
+    strcpy(devs[1].spec, "cuda:0");
+    strcpy(devs[1].name, "Replaced driver");
+    ctx->devices = devs;
+    ctx->ndevices = 2;
+    ctx->enumerated = 1;
+
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    drv_total = 16 * GIB;
+    drv_free = 20 * GIB;
+    assert_int_equal(gpuprobe_device_memory(ctx, 1, &info, 0), GPUPROBE_OK);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 16 * GIB);
+    drv_free = 5 * GIB; /* sane figures pass unchanged */
+    assert_int_equal(gpuprobe_device_memory(ctx, 1, &info, 0), GPUPROBE_OK);
+    assert_int_equal(info.available_bytes, 5 * GIB);
+    gpuprobe_context_destroy(ctx);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_memory_real),
         cmocka_unit_test(test_cgroup_v2_limit),
+        cmocka_unit_test(test_cgroup_long_files),
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
         cmocka_unit_test(test_cgroup_v1_limit),
@@ -547,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_struct_size_and_flags),
         cmocka_unit_test(test_fake_cuda_memory),
+        cmocka_unit_test(test_driver_free_clamped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

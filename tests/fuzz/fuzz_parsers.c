@@ -1,6 +1,7 @@
 /*
  * fuzz_parsers.c - libFuzzer harness for the host-memory text parsers
- * (gp_parse_meminfo, gp_parse_cgroup_value, gp_parse_proc_cgroup) and, on
+ * (gp_parse_meminfo, gp_parse_proc_status, gp_parse_cgroup_value,
+ * gp_parse_proc_cgroup) and, on
  * a fake sysroot tree written from the input, the whole host-memory path
  * (gp_host_memory_read and gpuprobe_device_memory on the CPU).
  *
@@ -45,8 +46,15 @@ static void check_terminated(const char *buf, size_t size)
 static void parse_all(const char *meminfo, const char *value,
                       const char *cgroup, size_t v2_size, size_t v1_size)
 {
+    int r0;
     uint64_t total = 1, avail = 2, v = 3;
     (void)gp_parse_meminfo(meminfo, &total, &avail);
+    /* /proc/self/status has the meminfo line format (VmSize, VmData). */
+    uint64_t size = 4, data = 5;
+    r0 = gp_parse_proc_status(meminfo, &size, &data);
+    CHECK(r0 == 0 || r0 == -1);
+    if (r0 != 0)
+        CHECK(size == 4 && data == 5); /* nothing written on failure */
     int r = gp_parse_cgroup_value(value, &v);
     CHECK(r == 0 || r == -1);
 
@@ -84,6 +92,12 @@ static void round_trips(const uint8_t *d, size_t n)
     CHECK(gp_parse_meminfo(text, &total, &avail) == 0);
     /* MemTotal 0 is refused, and available is capped at the total. */
     CHECK(total == a * 1024 && avail == (b < a ? b : a) * 1024);
+    snprintf(text, sizeof text,
+             "Name:\tx\nVmPeak:\t%" PRIu64 " kB\nVmData:\t%" PRIu64
+             " kB\nVmSize:\t%" PRIu64 " kB\n", a, b, a);
+    uint64_t size = 0, data = 0;
+    CHECK(gp_parse_proc_status(text, &size, &data) == 0);
+    CHECK(size == a * 1024 && data == b * 1024);
 
     uint64_t big = 0;
     for (size_t i = 0; i < 8 && i < n; i++)
