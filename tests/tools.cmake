@@ -144,14 +144,18 @@ if(TARGET gpuprobe-smi)
 
   # Hostile bytes through the loader: GPUPROBE_CUDA_LIBDIR is echoed back in
   # the CUDA detail (the library's own text and the dynamic loader's) when
-  # CUDA support is built in; without it the output must still be clean.
+  # CUDA support is built in; the library has already quoted it (every
+  # byte outside printable ASCII becomes '?'), and the commands must pass
+  # that text on. Without CUDA support the output must still be clean.
   set(libdir "/nonexistent/${GPUPROBE_HOSTILE}")
+  set(quoted "q\"?\\x5b31mRED??NL?")
+  set(quoted_re "q\"\\?.31mRED\\?\\?NL\\?")
   set(has_text "")
   set(has_json "")
   if(GPUPROBE_HAVE_CUDA)
-    set(has_text TEXT_HAS "smi:x1b.31mRED" "info:x1b.31mRED" "select:x1b.31mRED" "bench:x1b.31mRED")
-    set(has_json JSON_HAS "smi:detail=${GPUPROBE_HOSTILE}" "info:detail=${GPUPROBE_HOSTILE}"
-                          "select:reason=${GPUPROBE_HOSTILE}" "bench:reason=${GPUPROBE_HOSTILE}")
+    set(has_text TEXT_HAS "smi:${quoted_re}" "info:${quoted_re}" "select:${quoted_re}" "bench:${quoted_re}")
+    set(has_json JSON_HAS "smi:detail=${quoted}" "info:detail=${quoted}"
+                          "select:reason=${quoted}" "bench:reason=${quoted}")
   endif()
   gpuprobe_hostile_output_tests(libdir ENV "GPUPROBE_CUDA_LIBDIR=${libdir}"
     COMMANDS smi info select bench ${has_text} ${has_json})
