@@ -13,9 +13,10 @@
 # GPUPROBE_NO_INSTALL=1 turns installation off even for root (the command is
 # then only printed).
 
-# What building and running the library, its examples and unit tests needs.
+# What building and running the library, its examples and unit tests needs
+# (json-c: the examples' reader of Hugging Face config.json files).
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev)
+GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev libjson-c-dev)
 # What scripts/check needs beyond that: the C++ consumer and header tests
 # (g++), nm/readelf (binutils), the ABI comparison (abigail-tools), the API
 # reference (doxygen), helper scripts (python3).
