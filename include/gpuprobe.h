@@ -642,8 +642,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx,
  * (t must divide H, and K must divide by t or t by K, KV heads then being
  * replicated, as vLLM requires), the intermediate size and the vocabulary,
  * so each GPU holds its share of the weights, KV cache and activations;
- * the residual stream, norms, biases of replicated heads and the router
- * are whole on every GPU, and so are the overhead and the margin.
+ * the residual stream, the norms and the router are whole on every GPU, and
+ * so are the overhead and the margin.
  *  @{ */
 
 /** Opaque model description. */
@@ -965,8 +965,8 @@ typedef struct gpuprobe_requirements {
  * `auto` and `cuda` read the free memory of every CUDA candidate, which
  * creates its CUDA context (see gpuprobe_device_memory()); the CPU is judged
  * by its available RAM. Requirements are checked in order: compute
- * capability, free memory, then fit (gpuprobe_device_capacity(), so the
- * context reserve is taken into account). The arguments (flags,
+ * capability, free memory, then fit (gpuprobe_device_capacity(), which
+ * counts the CUDA context once). The arguments (flags,
  * requirements, then the spec) are checked before any device is looked at,
  * so their errors are the same on every machine.
  *

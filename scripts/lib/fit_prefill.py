@@ -15,7 +15,9 @@ measures the memory it took:
   cuda  NVML's used memory on the device after the prefill (PyTorch's
         caching allocator keeps its peak reserved) and sampled during it,
         minus the used memory before CUDA was initialised: the CUDA context
-        is included, as in the plan's runtime overhead.
+        is included, as in the plan's runtime overhead. The build's cached
+        transient is given back (torch.cuda.empty_cache()) before the
+        prefill.
 
 The plan comes from libgpuprobe through tests/bench/plan_model (pure
 arithmetic, no margin; overhead 0 on the CPU, the default CUDA context
@@ -102,13 +104,17 @@ def child(args):
         model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype, **kwargs)
     model.eval()
     t_build = time.monotonic() - t0
+    # Building random weights has a transient a loaded model does not (an
+    # untied output head, dropped when tied to the embedding): the peak
+    # counts from here, the growth from before the build.
     if args.device == "cpu":
-        # Building random weights has a transient a loaded model does not
-        # (an untied output head, dropped when tied to the embedding): the
-        # peak counts from here, the growth from before the build.
         built = proc_status("VmHWM") - base
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
+    else:
+        torch.cuda.synchronize()
+        built = nvml.used() - base
+        torch.cuda.empty_cache()  # give the transient's cached blocks back
 
     peak = [0]
     stop = threading.Event()
@@ -131,7 +137,8 @@ def child(args):
         after = nvml.used()
         measured = max(peak[0], after) - base
         extra = {"torch_max_reserved": torch.cuda.max_memory_reserved(),
-                 "torch_max_allocated": torch.cuda.max_memory_allocated()}
+                 "torch_max_allocated": torch.cuda.max_memory_allocated(),
+                 "build_peak_bytes": built}
     else:
         measured = proc_status("VmHWM") - base
         extra = {"rss_after": proc_status("VmRSS") - base, "build_peak_bytes": built}
