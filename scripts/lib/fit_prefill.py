@@ -109,6 +109,7 @@ def child(args):
     # counts from here, the growth from before the build.
     if args.device == "cpu":
         built = proc_status("VmHWM") - base
+        built_rss = proc_status("VmRSS") - base  # weights and the framework's own
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     else:
@@ -141,7 +142,8 @@ def child(args):
                  "build_peak_bytes": built}
     else:
         measured = proc_status("VmHWM") - base
-        extra = {"rss_after": proc_status("VmRSS") - base, "build_peak_bytes": built}
+        extra = {"rss_after": proc_status("VmRSS") - base, "build_peak_bytes": built,
+                 "built_rss_bytes": built_rss}
     cache = out.get("cache", out.get("past_key_values"))  # renamed in transformers 5
     cached = cache.get_seq_length() if cache is not None else 0
     print(json.dumps(dict(measured_bytes=measured, baseline_bytes=base,
