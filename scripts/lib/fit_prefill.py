@@ -8,7 +8,13 @@ KV cache on (the logits of the last token only, as generation does), and
 measures the memory it took:
 
   cpu   peak resident set growth: VmHWM after the prefill minus VmRSS before
-        the model was built. The high-water mark is reset (through
+        the model was built. glibc's malloc keeps freed activations resident
+        (its mmap threshold grows with the first large free, and each thread
+        has its own arena), by an amount that varies from run to run; unless
+        --malloc-defaults is given, the measured process runs with a fixed
+        mmap threshold (MALLOC_MMAP_THRESHOLD_=1048576), so that large
+        tensors go back to the system when freed and the peak is of memory
+        in use. The high-water mark is reset (through
         /proc/self/clear_refs) once the model is built: building random
         weights has a transient that loading a checkpoint has not (an untied
         output head, dropped when tied), reported apart as build_peak_bytes;
@@ -28,6 +34,7 @@ usage: fit_prefill.py --plan PLAN_MODEL --device cpu|cuda
                       --config CONFIG.json [--config ...] --batch B
                       --context N [N ...] [--dtype float32|bfloat16]
                       [--tolerance 0.15] [--json OUT.jsonl]
+                      [--malloc-defaults]
 """
 import argparse
 import ctypes
@@ -162,6 +169,8 @@ def main():
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     ap.add_argument("--tolerance", type=float, default=0.15)
     ap.add_argument("--json", help="append the rows to this file (JSON lines)")
+    ap.add_argument("--malloc-defaults", action="store_true",
+                    help="cpu: measure with glibc's default malloc settings")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -185,7 +194,10 @@ def main():
             cmd = [sys.executable, os.path.abspath(__file__), "--child", "--plan", args.plan,
                    "--device", args.device, "--config", cfg, "--batch", str(args.batch),
                    "--context", str(n), "--dtype", args.dtype]
-            run = subprocess.run(cmd, capture_output=True, text=True)
+            env = dict(os.environ)
+            if args.device == "cpu" and not args.malloc_defaults:
+                env["MALLOC_MMAP_THRESHOLD_"] = "1048576"
+            run = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if run.returncode != 0:
                 print("| %s | %d x %d | measurement failed: %s |" % (
                     name, args.batch, n, run.stderr.strip().splitlines()[-1:] or ["?"]))
@@ -205,7 +217,9 @@ def main():
             if args.json:
                 with open(args.json, "a") as f:
                     f.write(json.dumps(dict(model=name, device=args.device, batch=args.batch,
-                                            context=n, dtype=args.dtype, plan=plan,
+                                            context=n, dtype=args.dtype,
+                                            malloc=env.get("MALLOC_MMAP_THRESHOLD_", "defaults"),
+                                            plan=plan,
                                             measured=m, ratio=ratio, ok=ok)) + "\n")
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
