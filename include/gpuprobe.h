@@ -92,7 +92,7 @@ extern "C" {
 /** Major version: incremented on an incompatible ABI change. */
 #define GPUPROBE_VERSION_MAJOR 1
 /** Minor version: incremented when functionality is added compatibly. */
-#define GPUPROBE_VERSION_MINOR 0
+#define GPUPROBE_VERSION_MINOR 1
 /** Patch version: incremented for compatible fixes. */
 #define GPUPROBE_VERSION_PATCH 0
 
@@ -389,8 +389,11 @@ typedef struct gpuprobe_memory_info {
  * NVML is present the context's own cost is measured and reported in
  * `context_bytes` (later queries on the same gpuprobe context report the
  * same measured figure). The query leaves the calling thread's current
- * CUDA device and context as they were. Free memory is never reported
- * above the total (a driver that says otherwise gets the total).
+ * CUDA device and context as they were. The free figure is read inside the
+ * context, so it already excludes the context's own cost: it is what this
+ * process can still allocate (gpuprobe_device_capacity() reserves nothing
+ * more for it). Free memory is never reported above the total (a driver
+ * that says otherwise gets the total).
  *
  * @param ctx    the context.
  * @param device the device index (see gpuprobe_device_count()).
@@ -498,11 +501,16 @@ GPUPROBE_API gpuprobe_status gpuprobe_capacity_params(uint64_t bytes,
                                                       gpuprobe_workload workload,
                                                       uint64_t *params);
 
-/** Where gpuprobe_capacity::reserve_bytes came from. */
+/**
+ * Where gpuprobe_capacity::reserve_bytes came from: the cost of the CUDA
+ * context a program needs on the device, counted once, and only where this
+ * process does not hold one there already.
+ */
 typedef enum gpuprobe_reserve_source {
     GPUPROBE_RESERVE_NONE = 0,     /**< No reserve (the CPU). */
     GPUPROBE_RESERVE_MEASURED = 1, /**< The CUDA context cost measured on this device. */
-    GPUPROBE_RESERVE_DEFAULT = 2   /**< #GPUPROBE_DEFAULT_CONTEXT_RESERVE, nothing measured. */
+    GPUPROBE_RESERVE_DEFAULT = 2,  /**< #GPUPROBE_DEFAULT_CONTEXT_RESERVE, nothing measured. */
+    GPUPROBE_RESERVE_CONTEXT_HELD = 3 /**< Nothing reserved (since 1.1): this process already holds a CUDA context on the device, and the free figure already excludes its cost. */
 } gpuprobe_reserve_source;
 
 /**
@@ -520,7 +528,7 @@ typedef struct gpuprobe_capacity {
     size_t size;             /**< sizeof(gpuprobe_capacity), set by the caller. */
     uint64_t total_bytes;    /**< Device total memory (CPU: total RAM, cgroup-aware). */
     uint64_t free_bytes;     /**< Free memory now (CPU: available RAM, cgroup-aware). */
-    uint64_t reserve_bytes;  /**< Subtracted for a CUDA context (0 for the CPU). */
+    uint64_t reserve_bytes;  /**< Subtracted for a CUDA context: 0 for the CPU, and where this process holds one already. */
     uint64_t usable_bytes;   /**< free_bytes - reserve_bytes, never below 0. */
     uint64_t max_params;     /**< Largest parameter count that fits usable_bytes. */
     uint32_t reserve_source; /**< ::gpuprobe_reserve_source. */
@@ -531,15 +539,22 @@ typedef struct gpuprobe_capacity {
 
 /**
  * How many parameters of @p dtype fit on @p device for @p workload, with the
- * numbers used. For a GPU, usable = free - reserve, where the reserve is the
- * measured CUDA context cost when known, else
- * #GPUPROBE_DEFAULT_CONTEXT_RESERVE. For the CPU, usable = available RAM
- * (cgroup-aware). Asking a GPU for free memory creates its CUDA context (see
- * gpuprobe_device_memory()).
+ * numbers used: usable = free - reserve. For the CPU, usable = available RAM
+ * (cgroup-aware), nothing reserved. For a GPU, the reserve is the cost of
+ * the CUDA context a program needs there, counted once:
  *
- * The reserve is subtracted even when this query created the context, as a
- * margin for the context of the program that will load the model (and its
- * libraries' workspaces).
+ * - nothing (#GPUPROBE_RESERVE_CONTEXT_HELD) when this process holds a CUDA
+ *   context on the device: the free figure already excludes its cost. Asking
+ *   a GPU for free memory creates its context (see gpuprobe_device_memory()),
+ *   so in this release every GPU answer is of this kind: what this process
+ *   can still allocate there.
+ * - otherwise (free memory read without a context) the measured context
+ *   cost when known (#GPUPROBE_RESERVE_MEASURED), else
+ *   #GPUPROBE_DEFAULT_CONTEXT_RESERVE (#GPUPROBE_RESERVE_DEFAULT).
+ *
+ * Version 1.0 subtracted a reserve also from free memory read inside the
+ * context, so it counted the context twice and predicted 3-7% less than
+ * really allocates (more on small cards).
  *
  * @param ctx   the context.
  * @param device the device index (see gpuprobe_device_count()).
@@ -562,6 +577,366 @@ GPUPROBE_API gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx,
                                                       gpuprobe_workload workload,
                                                       unsigned flags,
                                                       gpuprobe_capacity *out);
+
+/** @} */
+
+/** @defgroup plan Will this model fit? Capacity planning (1.1)
+ *
+ * The lesson's rule (fp16 = 2 bytes per parameter) answers "how many
+ * parameters fit"; a plan answers "will *this* model run *here*, with this
+ * context length and batch": the bytes of the weights, the KV cache, the
+ * activations, the runtime overhead and a safety margin, against each
+ * device, with the largest context and batch that fit and the fewest GPUs
+ * that hold the model with tensor parallelism.
+ *
+ * A model (::gpuprobe_model) is either a parameter count or an
+ * architecture (layers, sizes, heads, experts; what a Hugging Face
+ * `config.json` says). The workload (::gpuprobe_plan_options) says how it
+ * runs: dtypes, context, batch, inference or training. Both are opaque
+ * objects set by key, with queryable bounds, like ::gpuprobe_matmul_options.
+ *
+ * gpuprobe_plan_compute() and gpuprobe_plan_largest() are pure arithmetic:
+ * they look at no device, need no context (@p ctx may be NULL; pass one to
+ * get a message on failure) and always give the same figures.
+ * gpuprobe_plan_device() and gpuprobe_plan_gpus() hold the plan against the
+ * devices' memory.
+ *
+ * All arithmetic is exact unsigned 64-bit integer arithmetic; a figure that
+ * does not fit 64 bits, or a parameter count above #GPUPROBE_MAX_PARAMS, is
+ * ::GPUPROBE_ERR_OVERFLOW, never a wrapped number. The formulas, with their
+ * sources, are listed below and in docs/capacity.md. Notation: L layers, h
+ * hidden size, H attention heads, K KV heads, d head dimension, I
+ * intermediate size (per expert), V vocabulary, E experts (1 when dense),
+ * k experts per token (1 when dense), t tensor-parallel GPUs.
+ *
+ * **Parameters** (gated MLP and RMSNorm, as Llama, Mistral, Mixtral and
+ * Qwen2 have): per layer the q, k, v, o projections h(2Hd + 2Kd), the
+ * biases of q, k, v when the model has them (Hd + 2Kd), E experts of
+ * 3hI each, a router hE when E > 1, two norms 2h; plus the embedding Vh,
+ * the output head Vh unless tied, the final norm h. Active parameters (per
+ * token) count k experts instead of E. Llama-3.1-8B gives 8,030,261,248.
+ *
+ * **Weights**: parameters x bytes of the weights dtype (fp32 4, fp16/bf16 2,
+ * fp8/int8 1, int4 0.5, rounded up). Quantised dtypes (fp8, int8, int4)
+ * apply to the projection and expert matrices only, as GPTQ, AWQ and
+ * bitsandbytes quantise them, with one fp16 scale per
+ * #GPUPROBE_PLAN_QUANT_GROUP weights (default 128); embeddings, output head,
+ * norms, biases and router stay in bf16. A model given by its parameter
+ * count is quantised whole.
+ *
+ * **KV cache**: per token 2 x L x K x d x bytes of the KV dtype (Llama-3.1-8B
+ * in fp16: 2 x 32 x 8 x 128 x 2 = 131,072 B, as vLLM sizes its cache);
+ * times the batch and the context, the context capped by the sliding window
+ * when the model has one.
+ *
+ * **Inference activations** (the transient peak of one layer, with fused
+ * attention that keeps no context x context score matrix, as FlashAttention
+ * and PyTorch's scaled_dot_product_attention): c = batch x tokens per
+ * forward pass (#GPUPROBE_PLAN_PREFILL_CHUNK, or the whole context) tokens
+ * of 2h (the residual stream and its normalised copy) plus the larger of
+ * the attention block's 4Hd + 2Kd (q, its rotary copies, the attention
+ * output) and the MLP's 3kI (gate, up and their product), in the compute
+ * dtype (fp32 or fp64 weights compute in their own dtype, every other
+ * dtype in 16 bits); plus the fp32 logits of the last token of each
+ * sequence (batch x V x 4).
+ *
+ * **Training**: AdamW mixed precision, 16 bytes per parameter before
+ * activations: fp16/bf16 weights 2 + gradients 2 + fp32 master weights 4 +
+ * Adam moments 8; fp32 4 + 4 + 8; fp64 twice fp32 (EleutherAI,
+ * "Transformer Math 101", as gpuprobe_capacity_bytes()). Activations kept
+ * for the backward pass, per token (batch x context tokens) and layer:
+ * 4h + 2Hd + 2Kd + 3kI values in 16 bits, which is Korthikanti et al.'s
+ * 34 x h bytes ("Reducing Activation Recomputation in Large Transformer
+ * Models", 2022) for fused attention, generalised to GQA and gated MLPs
+ * (Llama-3.1-8B gives exactly 34h); plus the logits (tokens x V) in the
+ * compute dtype and in fp32 for the loss. With activation checkpointing
+ * only each layer's input (h per token and layer) is kept, plus one
+ * layer's activations while it is recomputed.
+ *
+ * **A model given only by its parameter count**: inference adds 20% of the
+ * weights for KV cache and activations together (the 1.0 rule,
+ * ::GPUPROBE_WORKLOAD_INFERENCE); training counts no activations. Such
+ * plans carry #GPUPROBE_PLAN_BY_PARAMS.
+ *
+ * **Runtime overhead**: the CUDA context, counted once per GPU and only
+ * where this process does not hold one (see ::gpuprobe_reserve_source):
+ * the measured cost, else #GPUPROBE_DEFAULT_CONTEXT_RESERVE; 0 on the CPU.
+ * **Safety margin**: #GPUPROBE_PLAN_MARGIN per device (default 1 GiB, the
+ * margin llama.cpp's fit keeps).
+ *
+ * **Tensor parallelism** over t GPUs (#GPUPROBE_PLAN_GPUS) splits the heads
+ * (t must divide H, and K must divide by t or t by K, KV heads then being
+ * replicated, as vLLM requires), the intermediate size and the vocabulary,
+ * so each GPU holds its share of the weights, KV cache and activations;
+ * the residual stream, the norms and the router are whole on every GPU, and
+ * so are the overhead and the margin.
+ *  @{ */
+
+/** Opaque model description. */
+typedef struct gpuprobe_model gpuprobe_model;
+
+/**
+ * Model parameters (the names in parentheses are the Hugging Face
+ * `config.json` keys). 0 means "not given". A model is either
+ * #GPUPROBE_MODEL_PARAMS or an architecture: at least LAYERS, HIDDEN,
+ * HEADS, INTERMEDIATE and VOCAB. Query the accepted ranges with
+ * gpuprobe_model_param_bounds(). Values are fixed and never reused.
+ */
+typedef enum gpuprobe_model_param {
+    GPUPROBE_MODEL_PARAMS = 0,       /**< Total parameter count, for a model known only by its size (at most #GPUPROBE_MAX_PARAMS). */
+    GPUPROBE_MODEL_LAYERS = 1,       /**< Transformer layers (num_hidden_layers). */
+    GPUPROBE_MODEL_HIDDEN = 2,       /**< Hidden size (hidden_size). */
+    GPUPROBE_MODEL_HEADS = 3,        /**< Attention heads (num_attention_heads). */
+    GPUPROBE_MODEL_KV_HEADS = 4,     /**< Key/value heads (num_key_value_heads): fewer than HEADS for GQA, 1 for MQA; not given: HEADS (MHA). Must divide HEADS. */
+    GPUPROBE_MODEL_HEAD_DIM = 5,     /**< Head dimension (head_dim); not given: HIDDEN / HEADS, which must then divide. */
+    GPUPROBE_MODEL_INTERMEDIATE = 6, /**< MLP intermediate size, per expert (intermediate_size). */
+    GPUPROBE_MODEL_VOCAB = 7,        /**< Vocabulary size (vocab_size). */
+    GPUPROBE_MODEL_TIED_EMBEDDINGS = 8, /**< 1: the output head shares the embedding matrix (tie_word_embeddings). */
+    GPUPROBE_MODEL_EXPERTS = 9,      /**< Mixture of experts: experts per layer (num_local_experts); 0 or 1: dense. */
+    GPUPROBE_MODEL_EXPERTS_PER_TOKEN = 10, /**< Experts each token is routed to (num_experts_per_tok); needed when EXPERTS > 1. */
+    GPUPROBE_MODEL_SLIDING_WINDOW = 11, /**< Attention window in tokens, when it limits the KV cache (sliding_window); 0: none. */
+    GPUPROBE_MODEL_QKV_BIAS = 12     /**< 1: the q, k and v projections have biases (Qwen2). */
+} gpuprobe_model_param;
+
+/**
+ * Create an empty model.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT (NULL @p out) or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY; @p out is NULL on failure.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_model_create(gpuprobe_model **out);
+
+/** Destroy a model. NULL is accepted. */
+GPUPROBE_API void gpuprobe_model_destroy(gpuprobe_model *model);
+
+/**
+ * Set a model parameter (0 clears it).
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for a NULL model,
+ *         an unknown parameter or a value out of bounds (nothing is
+ *         changed).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_model_set(gpuprobe_model *model,
+                                                gpuprobe_model_param param,
+                                                int64_t value);
+
+/**
+ * Read a model parameter: the value set, or 0 when not given, except that
+ * KV_HEADS reads as HEADS and HEAD_DIM as HIDDEN / HEADS (when that
+ * divides) when not given.
+ * @return ::GPUPROBE_OK or ::GPUPROBE_ERR_INVALID_ARGUMENT.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_model_get(const gpuprobe_model *model,
+                                                gpuprobe_model_param param,
+                                                int64_t *value);
+
+/**
+ * The inclusive range a model parameter accepts (0, "not given", is always
+ * accepted).
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for an unknown
+ *         parameter or NULL @p lower or @p upper (nothing is written).
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_model_param_bounds(gpuprobe_model_param param, int64_t *lower,
+                            int64_t *upper);
+
+/** Opaque workload: how a model runs (zstd-style enum-keyed parameters). */
+typedef struct gpuprobe_plan_options gpuprobe_plan_options;
+
+/**
+ * Workload parameters. Query the accepted range with
+ * gpuprobe_plan_param_bounds(). Values are fixed and never reused.
+ */
+typedef enum gpuprobe_plan_param {
+    GPUPROBE_PLAN_WORKLOAD = 0,      /**< ::gpuprobe_workload: weights only, inference (default) or training. */
+    GPUPROBE_PLAN_WEIGHTS_DTYPE = 1, /**< ::gpuprobe_dtype of the weights. Default bf16. Training: fp32, fp64, fp16 or bf16. */
+    GPUPROBE_PLAN_KV_DTYPE = 2,      /**< ::gpuprobe_dtype of the KV cache; -1 (default): the compute dtype (fp32 or fp64 for such weights, else bf16). */
+    GPUPROBE_PLAN_CONTEXT = 3,       /**< Tokens per sequence (prompt and generated; training: sequence length). Default 4096. */
+    GPUPROBE_PLAN_BATCH = 4,         /**< Sequences at once (training: micro-batch). Default 1. */
+    GPUPROBE_PLAN_PREFILL_CHUNK = 5, /**< Inference: tokens of each sequence per forward pass (chunked prefill); 0 (default): the whole context at once. */
+    GPUPROBE_PLAN_CHECKPOINTING = 6, /**< Training: 1 for activation checkpointing. Default 0. */
+    GPUPROBE_PLAN_QUANT_GROUP = 7,   /**< fp8/int8/int4 weights: weights per fp16 scale. Default 128; 0: no per-group scales. */
+    GPUPROBE_PLAN_GPUS = 8,          /**< Tensor-parallel GPUs sharing the model. Default 1. The plan is per GPU. */
+    GPUPROBE_PLAN_OVERHEAD = 9,      /**< Runtime overhead per device in bytes; -1 (default): the CUDA context, as described above (pure calls: #GPUPROBE_DEFAULT_CONTEXT_RESERVE). */
+    GPUPROBE_PLAN_MARGIN = 10        /**< Safety margin per device in bytes. Default 1 GiB. */
+} gpuprobe_plan_param;
+
+/**
+ * Create a workload holding the defaults.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT (NULL @p out) or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY; @p out is NULL on failure.
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_plan_options_create(gpuprobe_plan_options **out);
+
+/** Destroy a workload. NULL is accepted. */
+GPUPROBE_API void gpuprobe_plan_options_destroy(gpuprobe_plan_options *opts);
+
+/**
+ * Set a workload parameter.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL options,
+ *         an unknown parameter or a value out of bounds (nothing is
+ *         changed).
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_plan_options_set(gpuprobe_plan_options *opts,
+                          gpuprobe_plan_param param, int64_t value);
+
+/** Read a workload parameter. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL or unknown. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_plan_options_get(const gpuprobe_plan_options *opts,
+                          gpuprobe_plan_param param, int64_t *value);
+
+/**
+ * The inclusive range a workload parameter accepts.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for an unknown
+ *         parameter or NULL @p lower or @p upper (nothing is written).
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_plan_param_bounds(gpuprobe_plan_param param, int64_t *lower,
+                           int64_t *upper);
+
+/** Bits of gpuprobe_plan::flags. */
+#define GPUPROBE_PLAN_BY_PARAMS 0x1u /**< The model is only a parameter count: KV cache and activations are the 1.0 rule's 20% (inference) or not counted (training); largest context and batch are unknown (0). */
+#define GPUPROBE_PLAN_WINDOWED 0x2u  /**< The sliding window capped the KV cache below the context. */
+
+/**
+ * A plan: what one device needs (with tensor parallelism, one GPU's
+ * share), and, from gpuprobe_plan_device(), how it compares with that
+ * device. Size-prefixed; initialise with #GPUPROBE_PLAN_INIT.
+ */
+typedef struct gpuprobe_plan {
+    size_t size;                 /**< sizeof(gpuprobe_plan), set by the caller. */
+    uint64_t params;             /**< Parameters of the whole model. */
+    uint64_t active_params;      /**< Parameters each token uses (fewer than params for mixtures of experts). */
+    uint64_t kv_bytes_per_token; /**< KV cache per token on this device (all layers). */
+    uint64_t weights_bytes;      /**< The weights, with quantisation scales. */
+    uint64_t gradient_bytes;     /**< Training: the gradients; else 0. */
+    uint64_t optimizer_bytes;    /**< Training: fp32 master weights and Adam moments; else 0. */
+    uint64_t kv_cache_bytes;     /**< KV cache for batch x context tokens. */
+    uint64_t activation_bytes;   /**< Activations and workspace at the peak. */
+    uint64_t overhead_bytes;     /**< Runtime overhead (the CUDA context where counted). */
+    uint64_t margin_bytes;       /**< Safety margin. */
+    uint64_t total_bytes;        /**< The sum of the seven figures above. */
+    uint64_t available_bytes;    /**< gpuprobe_plan_device(): free memory of the device (CPU: available RAM, cgroup-aware); else 0. */
+    uint64_t largest_context;    /**< gpuprobe_plan_device(): the largest context that fits with this batch; else 0. */
+    uint64_t largest_batch;      /**< gpuprobe_plan_device(): the largest batch that fits with this context; else 0. */
+    uint32_t overhead_source;    /**< ::gpuprobe_reserve_source of overhead_bytes (pure calls: #GPUPROBE_RESERVE_DEFAULT, or #GPUPROBE_RESERVE_NONE when set by hand). */
+    uint32_t fits;               /**< gpuprobe_plan_device(): 1 when total_bytes <= available_bytes; else 0. */
+    uint32_t flags;              /**< GPUPROBE_PLAN_BY_PARAMS, GPUPROBE_PLAN_WINDOWED bits. */
+} gpuprobe_plan;
+
+/** Initialiser for ::gpuprobe_plan. */
+#define GPUPROBE_PLAN_INIT                                                    \
+    {sizeof(gpuprobe_plan), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/**
+ * The plan of @p model under @p opts, looking at no device (pure
+ * arithmetic, the same on every machine). With #GPUPROBE_PLAN_GPUS t > 1
+ * the figures are one GPU's share. The runtime overhead is
+ * #GPUPROBE_PLAN_OVERHEAD, or #GPUPROBE_DEFAULT_CONTEXT_RESERVE when that
+ * is -1 (a GPU where this process holds no context).
+ *
+ * @param ctx   a context for the error message, or NULL.
+ * @param model the model.
+ * @param opts  the workload, or NULL for the defaults.
+ * @param flags must be 0.
+ * @param out   caller's struct with `out->size` set (#GPUPROBE_PLAN_INIT);
+ *              fields beyond `out->size` are never written; the device
+ *              figures are set to 0; written only on success.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL
+ *         arguments, a size smaller than the 1.1 struct, an empty or
+ *         incomplete model, one that is both a parameter count and an
+ *         architecture, heads that do not divide (hidden size, KV heads,
+ *         GPUs), experts per token missing or above the experts;
+ *         ::GPUPROBE_ERR_UNSUPPORTED for training in tf32, fp8, int8 or
+ *         int4; ::GPUPROBE_ERR_OVERFLOW when the parameter count exceeds
+ *         #GPUPROBE_MAX_PARAMS or a byte count exceeds 64 bits (the
+ *         message names which).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_plan_compute(gpuprobe_context *ctx,
+                                                   const gpuprobe_model *model,
+                                                   const gpuprobe_plan_options *opts,
+                                                   unsigned flags,
+                                                   gpuprobe_plan *out);
+
+/**
+ * The largest value of #GPUPROBE_PLAN_CONTEXT or #GPUPROBE_PLAN_BATCH,
+ * the other parameters as in @p opts, whose plan total is at most
+ * @p budget_bytes (pure, as gpuprobe_plan_compute()). The total never
+ * decreases as either grows, so the answer is exact: total(answer) <=
+ * budget < total(answer + 1). 0 when not even one token (one sequence)
+ * fits; the parameter's upper bound when everything up to it fits (the
+ * total may not depend on it: weights only, or a sliding window with
+ * chunked prefill).
+ *
+ * @param ctx    a context for the error message, or NULL.
+ * @param model  the model: an architecture (a parameter count alone does
+ *               not say how memory grows: ::GPUPROBE_ERR_UNSUPPORTED).
+ * @param opts   the workload, or NULL for the defaults.
+ * @param param  #GPUPROBE_PLAN_CONTEXT or #GPUPROBE_PLAN_BATCH.
+ * @param budget_bytes the memory to fit in.
+ * @param largest receives the answer; written only on success.
+ * @return ::GPUPROBE_OK, or the errors of gpuprobe_plan_compute() (an
+ *         overflow at a large value counts as "does not fit", not as an
+ *         error).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_plan_largest(gpuprobe_context *ctx,
+                                                   const gpuprobe_model *model,
+                                                   const gpuprobe_plan_options *opts,
+                                                   gpuprobe_plan_param param,
+                                                   uint64_t budget_bytes,
+                                                   uint64_t *largest);
+
+/**
+ * The plan held against one device's memory (the CPU too). Reads the
+ * device's memory as gpuprobe_device_memory() does. The overhead, unless
+ * #GPUPROBE_PLAN_OVERHEAD is set, is this device's: 0 on the CPU and where
+ * this process holds a CUDA context already, else the measured context
+ * cost or #GPUPROBE_DEFAULT_CONTEXT_RESERVE (see ::gpuprobe_reserve_source).
+ * The CPU always holds the whole model (#GPUPROBE_PLAN_GPUS does not apply).
+ * Sets `available_bytes`, `fits`, `largest_context` and `largest_batch`
+ * (gpuprobe_plan_largest() with the available memory as budget; 0 for a
+ * model given only by its parameter count).
+ *
+ * @return ::GPUPROBE_OK (whether or not the plan fits); the errors of
+ *         gpuprobe_plan_compute(); ::GPUPROBE_ERR_NOT_FOUND; the errors of
+ *         gpuprobe_device_memory().
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx,
+                                                  size_t device,
+                                                  const gpuprobe_model *model,
+                                                  const gpuprobe_plan_options *opts,
+                                                  unsigned flags,
+                                                  gpuprobe_plan *out);
+
+/**
+ * The fewest CUDA devices that hold the model with tensor parallelism:
+ * the smallest t (1, 2, ... up to the number of CUDA devices) that the
+ * model's heads allow and for which t devices each have room for one
+ * share (plan with #GPUPROBE_PLAN_GPUS = t, each device's own overhead;
+ * the option's own value is ignored). The devices chosen are those with
+ * the most free memory (ties: lowest index), listed in index order.
+ *
+ * @param ctx        the context.
+ * @param model      the model.
+ * @param opts       the workload, or NULL for the defaults.
+ * @param flags      must be 0.
+ * @param count      receives t.
+ * @param devices    if not NULL, receives the device indices (see
+ *                   gpuprobe_device_count()) of the t devices, at most
+ *                   @p max_devices of them.
+ * @param max_devices room in @p devices.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_NO_FIT when no number of the CUDA
+ *         devices holds it (the message gives the need and the best
+ *         device); ::GPUPROBE_ERR_CUDA_UNAVAILABLE when CUDA is not usable
+ *         (the message gives the cause); the errors of
+ *         gpuprobe_plan_compute() and gpuprobe_device_memory().
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
+                                                const gpuprobe_model *model,
+                                                const gpuprobe_plan_options *opts,
+                                                unsigned flags, size_t *count,
+                                                size_t *devices,
+                                                size_t max_devices);
 
 /** @} */
 
@@ -616,8 +991,8 @@ typedef struct gpuprobe_requirements {
  * `auto` and `cuda` read the free memory of every CUDA candidate, which
  * creates its CUDA context (see gpuprobe_device_memory()); the CPU is judged
  * by its available RAM. Requirements are checked in order: compute
- * capability, free memory, then fit (gpuprobe_device_capacity(), so the
- * context reserve is taken into account). The arguments (flags,
+ * capability, free memory, then fit (gpuprobe_device_capacity(), which
+ * counts the CUDA context once). The arguments (flags,
  * requirements, then the spec) are checked before any device is looked at,
  * so their errors are the same on every machine.
  *

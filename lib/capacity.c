@@ -234,24 +234,17 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
     if (st != GPUPROBE_OK)
         return st;
 
-    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
-    st = gpuprobe_device_memory(ctx, device, &info, 0);
+    gp_memory mem;
+    st = gp_memory_read(ctx, device, &mem);
     if (st != GPUPROBE_OK)
         return st;
 
     gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-    cap.total_bytes = info.total_bytes;
-    cap.free_bytes = info.available_bytes;
-    if (dev->kind == GPUPROBE_DEVICE_CPU) {
-        cap.reserve_bytes = 0;
-        cap.reserve_source = GPUPROBE_RESERVE_NONE;
-    } else if (info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED) {
-        cap.reserve_bytes = info.context_bytes;
-        cap.reserve_source = GPUPROBE_RESERVE_MEASURED;
-    } else {
-        cap.reserve_bytes = GPUPROBE_DEFAULT_CONTEXT_RESERVE;
-        cap.reserve_source = GPUPROBE_RESERVE_DEFAULT;
-    }
+    gpuprobe_reserve_source source;
+    cap.total_bytes = mem.total;
+    cap.free_bytes = mem.available;
+    cap.reserve_bytes = gp_context_overhead(dev, &mem, &source);
+    cap.reserve_source = (uint32_t)source;
     cap.usable_bytes = cap.free_bytes > cap.reserve_bytes
                            ? cap.free_bytes - cap.reserve_bytes
                            : 0;

@@ -220,6 +220,11 @@ void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake)
     ctx->ndevices = 0;
 }
 
+void gp_test_set_cuda_held(gpuprobe_context *ctx, uint64_t held_mask)
+{
+    ctx->fake_context_held = held_mask;
+}
+
 void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot)
 {
     ctx->sysroot = sysroot;

@@ -88,6 +88,10 @@ struct gpuprobe_context {
 
     /* test seams */
     const gp_fake_cuda *fake;     /* simulated CUDA devices, or NULL */
+    /* Bit i: this process holds a CUDA context on simulated device i (as
+     * after a read through one: free_bytes then excludes its cost); clear:
+     * its figures were read without a context and it holds none. */
+    uint64_t fake_context_held;
     const char *sysroot;          /* prefix for /proc and /sys reads; NULL = "" */
 
     /* enumeration cache */
@@ -197,14 +201,83 @@ int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
  * (*out, freed by the caller); -1 with errno set on error, EFBIG when it
  * holds more than max bytes. */
 int gp_read_text(const char *sysroot, const char *path, size_t max, char **out);
-/* Device memory for a CUDA device (real or simulated). */
+/* Device memory for a CUDA device (real or simulated). *created: this call
+ * created the device's CUDA context; *held: this process holds a CUDA
+ * context on the device now. */
 gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
                                       uint64_t *total, uint64_t *free_bytes,
-                                      uint64_t *context_bytes, int *created);
+                                      uint64_t *context_bytes, int *created,
+                                      int *held);
+
+/* One device's memory. Every reader inside the library (the public memory
+ * query, capacity, selection, plans) goes through gp_memory_read(), so
+ * where the figures come from is decided in one place. */
+typedef struct gp_memory {
+    uint64_t total;         /* CPU: RAM, or the cgroup limit when lower; CUDA: device memory */
+    uint64_t available;     /* CPU: MemAvailable capped by the cgroup's room; CUDA: free */
+    uint64_t physical;      /* CPU: MemTotal; CUDA: total */
+    uint64_t cgroup_limit;  /* CPU: tightest cgroup limit, UINT64_MAX if none; CUDA: UINT64_MAX */
+    uint64_t context_bytes; /* CUDA: measured cost of a CUDA context here; 0: unmeasured */
+    uint32_t flags;         /* GPUPROBE_MEMORY_* bits */
+    /* CUDA: this process holds a CUDA context on the device, so `available`
+     * already excludes its cost and a program in this process needs no
+     * other. Always 1 while free memory is read through a context. */
+    int context_held;
+} gp_memory;
+gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
+                               gp_memory *out);
 
 /* ---- capacity.c ---- */
 /* Bytes per parameter of a dtype, in halves (int4 = 1, fp16 = 4); 0 if unknown. */
 unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype);
+
+/* ---- checked arithmetic (model.c, plan.c) ---- */
+/* a * b and a + b with a sticky overflow flag: once *ovf is set, the
+ * results are meaningless and the caller reports GPUPROBE_ERR_OVERFLOW. */
+static inline uint64_t gp_mul(uint64_t a, uint64_t b, int *ovf)
+{
+    uint64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        *ovf = 1;
+    return r;
+}
+static inline uint64_t gp_add(uint64_t a, uint64_t b, int *ovf)
+{
+    uint64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        *ovf = 1;
+    return r;
+}
+
+/* ---- model.c ---- */
+/* A model as one GPU of a tensor-parallel group of tp holds it (tp = 1: the
+ * whole model). */
+typedef struct gp_shape {
+    int arch;              /* 1: an architecture; 0: a parameter count only */
+    uint64_t params;       /* the whole model */
+    uint64_t active;       /* the whole model, per token (k experts of E) */
+    uint64_t linear;       /* this GPU: projection and expert matrices (quantisable) */
+    uint64_t other;        /* this GPU: embedding, head, norms, biases, router */
+    uint64_t layers, hidden;
+    uint64_t q_dim;        /* this GPU: attention heads x head dim */
+    uint64_t kv_dim;       /* this GPU: KV heads x head dim */
+    uint64_t inter;        /* this GPU: intermediate size */
+    uint64_t vocab;        /* this GPU: vocabulary */
+    uint64_t routed;       /* experts per token; 1 when dense */
+    uint64_t window;       /* sliding window; 0: none */
+} gp_shape;
+/* Validate the model and derive its shape on one GPU of tp (tp >= 1).
+ * ctx may be NULL (no message). */
+gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
+                               uint64_t tp, gp_shape *out);
+
+/* ---- plan.c ---- */
+/* The device memory a program's CUDA context costs on dev, counted once: 0
+ * for the CPU (GPUPROBE_RESERVE_NONE) and where this process holds a
+ * context there already (GPUPROBE_RESERVE_CONTEXT_HELD: the free figure
+ * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
+uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
+                             gpuprobe_reserve_source *source);
 
 /* ---- select.c ---- */
 /* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */
@@ -230,5 +303,6 @@ extern void *(*gp_test_dlopen)(const char *file, int mode);
 /* ---- test seams (unit tests only) ---- */
 void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake);
 void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot);
+void gp_test_set_cuda_held(gpuprobe_context *ctx, uint64_t held_mask);
 
 #endif

@@ -684,9 +684,11 @@ static int nvml_used(gp_cuda *c, const char *pci, uint64_t *used)
 
 gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
                                       uint64_t *total, uint64_t *free_bytes,
-                                      uint64_t *context_bytes, int *created)
+                                      uint64_t *context_bytes, int *created,
+                                      int *held)
 {
     *created = 0;
+    *held = 0;
     *context_bytes = 0;
     if (ctx->fake) {
         int i = dev->cuda_index;
@@ -697,6 +699,7 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
         *total = f->total_bytes;
         *free_bytes = f->free_bytes; /* clamped by the caller, as the driver's */
         *context_bytes = f->context_bytes;
+        *held = i < 64 && (ctx->fake_context_held >> i & 1);
         return GPUPROBE_OK;
     }
 #ifdef GPUPROBE_HAVE_CUDA
@@ -742,6 +745,10 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     *total = t;
     *free_bytes = f;
     *created = !active;
+    /* The query ran inside the device's primary context, which this process
+     * holds from now on (released when the gpuprobe context is destroyed):
+     * the free figure already excludes the context's cost. */
+    *held = 1;
 
     size_t idx = (size_t)(dev - ctx->devices);
     gp_device *mut = idx < ctx->ndevices ? &ctx->devices[idx] : NULL;
@@ -759,6 +766,7 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     (void)dev;
     (void)total;
     (void)free_bytes;
+    (void)held;
     return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
                    "libgpuprobe was built without CUDA support");
 #endif
@@ -778,6 +786,58 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
             (info)->field = (value);                                           \
     } while (0)
 
+gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
+                               gp_memory *out)
+{
+    const gp_device *dev = NULL;
+    gpuprobe_status st = gp_get_device(ctx, device, &dev);
+    if (st != GPUPROBE_OK)
+        return st;
+    memset(out, 0, sizeof *out);
+
+    if (dev->kind == GPUPROBE_DEVICE_CPU) {
+        gp_host_memory h;
+        st = gp_host_memory_read(ctx, ctx->sysroot, &h);
+        if (st != GPUPROBE_OK)
+            return st;
+        out->total = h.mem_total;
+        out->available = h.mem_available;
+        out->physical = h.mem_total;
+        out->cgroup_limit = h.cgroup_limit;
+        if (h.cgroup_limit != UINT64_MAX) {
+            uint64_t room = h.cgroup_usage < h.cgroup_limit
+                                ? h.cgroup_limit - h.cgroup_usage : 0;
+            if (h.cgroup_limit < out->total) {
+                out->total = h.cgroup_limit;
+                out->flags |= GPUPROBE_MEMORY_CGROUP_LIMITED;
+            }
+            if (room < out->available) {
+                out->available = room;
+                out->flags |= GPUPROBE_MEMORY_CGROUP_LIMITED;
+            }
+        }
+        return GPUPROBE_OK;
+    }
+
+    int created = 0, held = 0;
+    st = gp_cuda_device_memory(ctx, dev, &out->total, &out->available,
+                               &out->context_bytes, &created, &held);
+    if (st != GPUPROBE_OK)
+        return st;
+    /* A driver that reports more free memory than there is gets the total
+     * (real devices and simulated ones alike). */
+    if (out->available > out->total)
+        out->available = out->total;
+    out->physical = out->total;
+    out->cgroup_limit = UINT64_MAX;
+    if (created)
+        out->flags |= GPUPROBE_MEMORY_CREATED_CONTEXT;
+    if (out->context_bytes)
+        out->flags |= GPUPROBE_MEMORY_CONTEXT_MEASURED;
+    out->context_held = held;
+    return GPUPROBE_OK;
+}
+
 gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
                                        gpuprobe_memory_info *info, unsigned flags)
 {
@@ -795,58 +855,15 @@ gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
                        "the 1.0 gpuprobe_memory_info (%zu); initialise it with "
                        "GPUPROBE_MEMORY_INFO_INIT", info->size,
                        (size_t)GP_MEMORY_INFO_MIN_SIZE);
-    const gp_device *dev = NULL;
-    gpuprobe_status st = gp_get_device(ctx, device, &dev);
+    gp_memory m;
+    gpuprobe_status st = gp_memory_read(ctx, device, &m);
     if (st != GPUPROBE_OK)
         return st;
-
-    if (dev->kind == GPUPROBE_DEVICE_CPU) {
-        gp_host_memory h;
-        st = gp_host_memory_read(ctx, ctx->sysroot, &h);
-        if (st != GPUPROBE_OK)
-            return st;
-        uint64_t total = h.mem_total, avail = h.mem_available;
-        uint32_t fl = 0;
-        if (h.cgroup_limit != UINT64_MAX) {
-            uint64_t room = h.cgroup_usage < h.cgroup_limit
-                                ? h.cgroup_limit - h.cgroup_usage : 0;
-            if (h.cgroup_limit < total) {
-                total = h.cgroup_limit;
-                fl |= GPUPROBE_MEMORY_CGROUP_LIMITED;
-            }
-            if (room < avail) {
-                avail = room;
-                fl |= GPUPROBE_MEMORY_CGROUP_LIMITED;
-            }
-        }
-        PUT(info, total_bytes, total);
-        PUT(info, available_bytes, avail);
-        PUT(info, physical_bytes, h.mem_total);
-        PUT(info, cgroup_limit_bytes, h.cgroup_limit);
-        PUT(info, context_bytes, 0);
-        PUT(info, flags, fl);
-        return gp_ok(ctx);
-    }
-
-    uint64_t total = 0, free_b = 0, cbytes = 0;
-    int created = 0;
-    st = gp_cuda_device_memory(ctx, dev, &total, &free_b, &cbytes, &created);
-    if (st != GPUPROBE_OK)
-        return st;
-    /* A driver that reports more free memory than there is gets the total
-     * (real devices and simulated ones alike). */
-    if (free_b > total)
-        free_b = total;
-    uint32_t fl = 0;
-    if (created)
-        fl |= GPUPROBE_MEMORY_CREATED_CONTEXT;
-    if (cbytes)
-        fl |= GPUPROBE_MEMORY_CONTEXT_MEASURED;
-    PUT(info, total_bytes, total);
-    PUT(info, available_bytes, free_b);
-    PUT(info, physical_bytes, total);
-    PUT(info, cgroup_limit_bytes, UINT64_MAX);
-    PUT(info, context_bytes, cbytes);
-    PUT(info, flags, fl);
+    PUT(info, total_bytes, m.total);
+    PUT(info, available_bytes, m.available);
+    PUT(info, physical_bytes, m.physical);
+    PUT(info, cgroup_limit_bytes, m.cgroup_limit);
+    PUT(info, context_bytes, m.context_bytes);
+    PUT(info, flags, m.flags);
     return gp_ok(ctx);
 }

@@ -387,11 +387,12 @@ static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
             fmt_bytes(a, sizeof a, r->fit_bytes);
             fmt_bytes(u, sizeof u, cap.usable_bytes);
             fmt_bytes(b, sizeof b, cap.reserve_bytes);
-            if (cpu)
+            if (cpu || cap.reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
                 gp_snprintf(c->why, sizeof c->why,
-                            "%s %s parameters for %s need %s > %s available",
+                            "%s %s parameters for %s need %s > %s %s",
                             n, gpuprobe_dtype_name(r->fit_dtype),
-                            gpuprobe_workload_name(r->fit_workload), a, u);
+                            gpuprobe_workload_name(r->fit_workload), a, u,
+                            cpu ? "available" : "free (CUDA context held)");
             else
                 gp_snprintf(c->why, sizeof c->why,
                             "%s %s parameters for %s need %s > %s usable "

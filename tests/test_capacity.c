@@ -728,6 +728,56 @@ static void test_device_capacity_args(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Free memory read inside this process's CUDA context already excludes the
+ * context's cost: nothing more is reserved (1.0 subtracted it again). On a
+ * simulated 15 GiB T4 read through the context, the fp16 capacity is exactly
+ * free / 2, the CPU is unchanged, and a GPU read without a context (the
+ * other fake devices) still gets its reserve. */
+static void test_device_capacity_context_held(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device t4[] = {
+        {"Sim T4", 7, 5, 15 * GiB, 14 * GiB + 700 * MiB, 300 * MiB},
+        {"Sim T4 no context", 7, 5, 15 * GiB, 14 * GiB + 700 * MiB, 0},
+    };
+    static const gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "simulated", 2, t4};
+    gpuprobe_context *ctx = new_ctx(&fleet);
+    gp_test_set_cuda_held(ctx, 0x1);
+
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    assert_int_equal(gpuprobe_device_capacity(ctx, 1, GPUPROBE_DTYPE_FP16,
+                                              GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                     GPUPROBE_OK);
+    assert_true(cap.free_bytes == 14 * GiB + 700 * MiB);
+    assert_true(cap.reserve_bytes == 0);
+    assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_CONTEXT_HELD);
+    assert_true(cap.usable_bytes == cap.free_bytes);
+    assert_true(cap.max_params == cap.free_bytes / 2);
+
+    /* A fit requirement agrees: free / 2 parameters fit, one more does not,
+     * and the refusal says no reserve was taken. */
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    size_t dev = 0;
+    const char *reason = NULL;
+    req.fit_params = cap.max_params;
+    assert_int_equal(gpuprobe_select(ctx, "cuda:0", &req, GPUPROBE_SELECT_IGNORE_ENV,
+                                     &dev, &reason),
+                     GPUPROBE_OK);
+    req.fit_params = cap.max_params + 1;
+    assert_int_equal(gpuprobe_select(ctx, "cuda:0", &req, GPUPROBE_SELECT_IGNORE_ENV,
+                                     &dev, &reason),
+                     GPUPROBE_ERR_NO_FIT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "CUDA context held"));
+
+    /* Read without a context: the default reserve, as before. */
+    assert_int_equal(gpuprobe_device_capacity(ctx, 2, GPUPROBE_DTYPE_FP16,
+                                              GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                     GPUPROBE_OK);
+    assert_true(cap.reserve_bytes == GPUPROBE_DEFAULT_CONTEXT_RESERVE);
+    assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_DEFAULT);
+    gpuprobe_context_destroy(ctx);
+}
+
 int main(void)
 {
     unsetenv("GPUPROBE_DEVICE");
@@ -745,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_device_capacity_cpu_simulated),
         cmocka_unit_test(test_device_capacity_cpu_real),
         cmocka_unit_test(test_device_capacity_args),
+        cmocka_unit_test(test_device_capacity_context_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

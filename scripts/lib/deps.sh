@@ -14,8 +14,9 @@
 # then only printed).
 
 # What building and running the library, its commands, examples and unit
-# tests needs: json-c for the commands' and examples' JSON output, scdoc for
-# the man pages (the library itself needs neither).
+# tests needs: json-c for the commands' and examples' JSON output and the
+# examples' reader of Hugging Face config.json files, scdoc for the man
+# pages (the library itself needs neither).
 # shellcheck disable=SC2034
 GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev libjson-c-dev scdoc)
 # What scripts/check needs beyond that: the C++ consumer and header tests

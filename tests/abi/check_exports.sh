@@ -7,9 +7,9 @@
 #     constant is GPUPROBE_* and every type name is gpuprobe_*;
 #  2. the linker version script lists exactly the header's functions;
 #  3. the dynamic symbol table exports exactly those functions (nothing
-#     more, nothing less), each a function bound to version GPUPROBE_1.0
-#     (later minors: the node named in the version script), plus the version
-#     nodes themselves;
+#     more, nothing less), each a function bound (as default) to the version
+#     node that lists it in the version script (GPUPROBE_1.0, GPUPROBE_1.1,
+#     ...), plus the version nodes themselves;
 #  4. the SONAME is libgpuprobe.so.<major>;
 #  5. no CUDA library is a link-time dependency (DT_NEEDED).
 #
@@ -97,6 +97,13 @@ if ! diff -u --label header "$tmp/header.txt" --label "version script" "$tmp/map
     sed 's/^/    /' "$tmp/d" >&2
 fi
 nodes=$({ grep -oE '^[[:space:]]*GPUPROBE_[0-9]+\.[0-9]+' "$map" || true; } | sed 's/^[[:space:]]*//' | sort -u | paste -sd' ' -)
+# "symbol node" for every symbol the version script lists, by node.
+perl -0777 -ne '
+    s{/\*.*?\*/}{ }gs; s{#[^\n]*}{}g;
+    while (/(GPUPROBE_[0-9]+\.[0-9]+)\s*\{\s*global:\s*(.*?)(?:local:|\})/gs) {
+        my $node = $1;
+        for my $s (split /;/, $2) { $s =~ s/\s+//g; print "$s $node\n" if length $s; }
+    }' "$map" | sort -u >"$tmp/map_nodes.txt"
 
 # ---- 3. the dynamic symbol table ----------------------------------------
 "$NM" -D --defined-only "$lib" >"$tmp/nm.txt"
@@ -123,6 +130,10 @@ while read -r addr type sym; do
         *" $version "*) ;;
         *) [ -z "$version" ] || problem "symbol $name has version $version, not a node of $map ($nodes)" ;;
     esac
+    listed=$(sed -n "s/^$name \(.*\)$/\1/p" "$tmp/map_nodes.txt")
+    if [ -n "$listed" ] && [ -n "$version" ] && [ "$listed" != "$version" ]; then
+        problem "symbol $name is bound to $version, but $map lists it under $listed"
+    fi
     case $type in
         T) ;;
         *) problem "exported symbol $name is of type '$type', not a function (T)" ;;

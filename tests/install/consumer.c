@@ -45,6 +45,30 @@ int main(int argc, char **argv)
         gpuprobe_context_destroy(ctx);
         return 1;
     }
+    {
+        /* a 1.1 call: the plan of 7e9 bf16 parameters, weights only */
+        gpuprobe_model *model = NULL;
+        gpuprobe_plan_options *opts = NULL;
+        gpuprobe_plan plan = GPUPROBE_PLAN_INIT;
+        st = gpuprobe_model_create(&model);
+        if (st == GPUPROBE_OK)
+            st = gpuprobe_model_set(model, GPUPROBE_MODEL_PARAMS, 7000000000);
+        if (st == GPUPROBE_OK)
+            st = gpuprobe_plan_options_create(&opts);
+        if (st == GPUPROBE_OK)
+            st = gpuprobe_plan_options_set(opts, GPUPROBE_PLAN_WORKLOAD,
+                                           GPUPROBE_WORKLOAD_WEIGHTS);
+        if (st == GPUPROBE_OK)
+            st = gpuprobe_plan_compute(ctx, model, opts, 0, &plan);
+        gpuprobe_plan_options_destroy(opts);
+        gpuprobe_model_destroy(model);
+        if (st != GPUPROBE_OK || plan.weights_bytes != 14000000000u) {
+            fprintf(stderr, "%s: gpuprobe_plan_compute: %s (%s)\n", label,
+                    gpuprobe_status_string(st), gpuprobe_last_error(ctx));
+            gpuprobe_context_destroy(ctx);
+            return 1;
+        }
+    }
     printf("%s: libgpuprobe %s, %lu device(s), CUDA %s: %s\n", label,
            gpuprobe_version_string(), (unsigned long)count,
            gpuprobe_cuda_cause_name(cause), detail);

@@ -22,11 +22,12 @@ int gpuprobe_header_test(void)
     gpuprobe_memory_info memory = GPUPROBE_MEMORY_INFO_INIT;
     gpuprobe_capacity capacity = GPUPROBE_CAPACITY_INIT;
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    gpuprobe_plan plan = GPUPROBE_PLAN_INIT;
     const char *version = GPUPROBE_VERSION_STRING;
     unsigned flags = GPUPROBE_SELECT_IGNORE_ENV | GPUPROBE_MEMORY_CGROUP_LIMITED;
     uint64_t limit = GPUPROBE_MAX_PARAMS + GPUPROBE_DEFAULT_CONTEXT_RESERVE;
     gpuprobe_status (*create)(gpuprobe_context **, unsigned) = gpuprobe_context_create;
 
-    return (int)(memory.size + capacity.size + req.size) + (version[0] == '1') +
+    return (int)(memory.size + capacity.size + req.size + plan.size) + (version[0] == '1') +
            (int)flags + (limit > 0) + (create != NULL);
 }

@@ -19,8 +19,9 @@ int gpuprobe_header_test_cxx()
     gpuprobe_memory_info memory = GPUPROBE_MEMORY_INFO_INIT;
     gpuprobe_capacity capacity = GPUPROBE_CAPACITY_INIT;
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    gpuprobe_plan plan = GPUPROBE_PLAN_INIT;
     const char *version = GPUPROBE_VERSION_STRING;
     gpuprobe_status (*create)(gpuprobe_context **, unsigned) = gpuprobe_context_create;
-    return static_cast<int>(memory.size + capacity.size + req.size) + (version[0] == '1') +
+    return static_cast<int>(memory.size + capacity.size + req.size + plan.size) + (version[0] == '1') +
            (create != nullptr);
 }

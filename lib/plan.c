@@ -1,0 +1,556 @@
+/*
+ * plan.c - will this model fit? The workload options, the plan's byte
+ * breakdown (pure), the largest context and batch that fit a budget (pure),
+ * and the plan held against devices: one device, and the fewest GPUs with
+ * tensor parallelism. The formulas and their sources are in gpuprobe.h
+ * ("Will this model fit?") and docs/capacity.md; the parameter counts come
+ * from model.c.
+ *
+ * Device memory is read through gp_memory_read() only, and the CUDA
+ * context's cost through gp_context_overhead(), which the 1.0 capacity
+ * call shares, so a plan and gpuprobe_device_capacity() never disagree on
+ * what a device has.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the CUDA context's cost ------------------------------------------- */
+
+uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
+                             gpuprobe_reserve_source *source)
+{
+    if (dev->kind == GPUPROBE_DEVICE_CPU) {
+        *source = GPUPROBE_RESERVE_NONE;
+        return 0;
+    }
+    if (mem->context_held) {
+        *source = GPUPROBE_RESERVE_CONTEXT_HELD;
+        return 0;
+    }
+    if (mem->context_bytes) {
+        *source = GPUPROBE_RESERVE_MEASURED;
+        return mem->context_bytes;
+    }
+    *source = GPUPROBE_RESERVE_DEFAULT;
+    return GPUPROBE_DEFAULT_CONTEXT_RESERVE;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+#define GP_PLAN_NPARAMS 11
+
+struct gpuprobe_plan_options {
+    int64_t v[GP_PLAN_NPARAMS];
+};
+
+static const struct {
+    int64_t lower, upper, def;
+} plan_info[GP_PLAN_NPARAMS] = {
+    [GPUPROBE_PLAN_WORKLOAD] = {GPUPROBE_WORKLOAD_WEIGHTS, GPUPROBE_WORKLOAD_TRAINING,
+                                GPUPROBE_WORKLOAD_INFERENCE},
+    [GPUPROBE_PLAN_WEIGHTS_DTYPE] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_INT4,
+                                     GPUPROBE_DTYPE_BF16},
+    [GPUPROBE_PLAN_KV_DTYPE] = {-1, GPUPROBE_DTYPE_INT4, -1},
+    [GPUPROBE_PLAN_CONTEXT] = {0, INT64_C(1) << 32, 4096},
+    [GPUPROBE_PLAN_BATCH] = {1, INT64_C(1) << 24, 1},
+    [GPUPROBE_PLAN_PREFILL_CHUNK] = {0, INT64_C(1) << 32, 0},
+    [GPUPROBE_PLAN_CHECKPOINTING] = {0, 1, 0},
+    [GPUPROBE_PLAN_QUANT_GROUP] = {0, INT64_C(1) << 30, 128},
+    [GPUPROBE_PLAN_GPUS] = {1, INT64_C(1) << 16, 1},
+    [GPUPROBE_PLAN_OVERHEAD] = {-1, INT64_MAX, -1},
+    [GPUPROBE_PLAN_MARGIN] = {0, INT64_MAX, INT64_C(1) << 30},
+};
+
+static int plan_param_known(gpuprobe_plan_param p)
+{
+    return (unsigned)p < GP_PLAN_NPARAMS;
+}
+
+static void plan_defaults(int64_t *v)
+{
+    for (int p = 0; p < GP_PLAN_NPARAMS; p++)
+        v[p] = plan_info[p].def;
+}
+
+gpuprobe_status gpuprobe_plan_options_create(gpuprobe_plan_options **out)
+{
+    if (!out)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    *out = malloc(sizeof **out);
+    if (!*out)
+        return GPUPROBE_ERR_OUT_OF_MEMORY;
+    plan_defaults((*out)->v);
+    return GPUPROBE_OK;
+}
+
+void gpuprobe_plan_options_destroy(gpuprobe_plan_options *opts)
+{
+    free(opts);
+}
+
+gpuprobe_status gpuprobe_plan_param_bounds(gpuprobe_plan_param param,
+                                           int64_t *lower, int64_t *upper)
+{
+    if (!plan_param_known(param) || !lower || !upper)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    *lower = plan_info[param].lower;
+    *upper = plan_info[param].upper;
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gpuprobe_plan_options_set(gpuprobe_plan_options *opts,
+                                          gpuprobe_plan_param param,
+                                          int64_t value)
+{
+    if (!opts || !plan_param_known(param) || value < plan_info[param].lower ||
+        value > plan_info[param].upper)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    opts->v[param] = value;
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gpuprobe_plan_options_get(const gpuprobe_plan_options *opts,
+                                          gpuprobe_plan_param param,
+                                          int64_t *value)
+{
+    if (!opts || !value || !plan_param_known(param))
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    *value = opts->v[param];
+    return GPUPROBE_OK;
+}
+
+/* ---- the breakdown ---------------------------------------------------- */
+
+/* A model under a workload on one device of tp, ready to be evaluated at
+ * any context and batch. */
+typedef struct job {
+    gp_shape s;
+    int64_t o[GP_PLAN_NPARAMS];
+    uint64_t overhead;
+    gpuprobe_reserve_source source;
+} job;
+
+static int is_quantised(gpuprobe_dtype d)
+{
+    return d == GPUPROBE_DTYPE_FP8 || d == GPUPROBE_DTYPE_INT8 ||
+           d == GPUPROBE_DTYPE_INT4;
+}
+
+/* Bytes of one activation value: fp64 and fp32 (tf32) weights compute in
+ * their own precision, every other dtype in 16 bits. */
+static uint64_t compute_bytes(gpuprobe_dtype d)
+{
+    return d == GPUPROBE_DTYPE_FP64 ? 8
+           : (d == GPUPROBE_DTYPE_FP32 || d == GPUPROBE_DTYPE_TF32) ? 4
+                                                                     : 2;
+}
+
+static gpuprobe_status job_prepare(gpuprobe_context *ctx,
+                                   const gpuprobe_model *model,
+                                   const gpuprobe_plan_options *opts,
+                                   uint64_t tp, job *j)
+{
+    if (opts)
+        memcpy(j->o, opts->v, sizeof j->o);
+    else
+        plan_defaults(j->o);
+    gpuprobe_dtype wd = (gpuprobe_dtype)j->o[GPUPROBE_PLAN_WEIGHTS_DTYPE];
+    uint64_t per_param;
+    if (j->o[GPUPROBE_PLAN_WORKLOAD] == GPUPROBE_WORKLOAD_TRAINING &&
+        gpuprobe_capacity_bytes(1, wd, GPUPROBE_WORKLOAD_TRAINING,
+                                &per_param) != GPUPROBE_OK)
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                       "no training rule for %s weights (AdamW mixed "
+                       "precision: fp32, fp64, fp16 or bf16)",
+                       gpuprobe_dtype_name(wd));
+    gpuprobe_status st = gp_model_shape(ctx, model, tp, &j->s);
+    if (st != GPUPROBE_OK)
+        return st;
+    if (j->o[GPUPROBE_PLAN_OVERHEAD] >= 0) {
+        j->overhead = (uint64_t)j->o[GPUPROBE_PLAN_OVERHEAD];
+        j->source = GPUPROBE_RESERVE_NONE;
+    } else {
+        j->overhead = GPUPROBE_DEFAULT_CONTEXT_RESERVE;
+        j->source = GPUPROBE_RESERVE_DEFAULT;
+    }
+    return GPUPROBE_OK;
+}
+
+/* The plan at this context and batch. On overflow, *what names the figure. */
+static gpuprobe_status job_eval(const job *j, uint64_t context, uint64_t batch,
+                                gpuprobe_plan *p, const char **what)
+{
+    const gp_shape *s = &j->s;
+    const int64_t *o = j->o;
+    gpuprobe_dtype wd = (gpuprobe_dtype)o[GPUPROBE_PLAN_WEIGHTS_DTYPE];
+    gpuprobe_workload wl = (gpuprobe_workload)o[GPUPROBE_PLAN_WORKLOAD];
+    uint64_t a = compute_bytes(wd);
+    gpuprobe_dtype kd = o[GPUPROBE_PLAN_KV_DTYPE] >= 0
+                            ? (gpuprobe_dtype)o[GPUPROBE_PLAN_KV_DTYPE]
+                        : a == 8 ? GPUPROBE_DTYPE_FP64
+                        : a == 4 ? GPUPROBE_DTYPE_FP32
+                                 : GPUPROBE_DTYPE_BF16;
+    uint64_t n = s->linear + s->other; /* <= params <= 10^15 */
+    int ovf = 0;
+
+    memset(p, 0, sizeof *p);
+    p->params = s->params;
+    p->active_params = s->active;
+    p->flags = s->arch ? 0 : GPUPROBE_PLAN_BY_PARAMS;
+
+    /* Weights (and training states), through the 1.0 per-parameter rules. */
+    if (wl == GPUPROBE_WORKLOAD_TRAINING) {
+        uint64_t states = 0;
+        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_WEIGHTS, &p->weights_bytes);
+        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_TRAINING, &states);
+        p->gradient_bytes = p->weights_bytes;
+        p->optimizer_bytes = states - 2 * p->weights_bytes;
+    } else if (is_quantised(wd)) {
+        uint64_t lin = 0, group = (uint64_t)o[GPUPROBE_PLAN_QUANT_GROUP];
+        (void)gpuprobe_capacity_bytes(s->linear, wd, GPUPROBE_WORKLOAD_WEIGHTS, &lin);
+        uint64_t scales = group ? 2 * (s->linear / group + (s->linear % group != 0)) : 0;
+        p->weights_bytes = lin + scales + 2 * s->other;
+    } else {
+        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_WEIGHTS, &p->weights_bytes);
+    }
+
+    if (!s->arch) {
+        /* A parameter count alone: the 1.0 inference rule's 20%. */
+        if (wl == GPUPROBE_WORKLOAD_INFERENCE)
+            p->activation_bytes = p->weights_bytes / 5 + (p->weights_bytes % 5 != 0);
+    } else {
+        uint64_t h = s->hidden;
+        p->kv_bytes_per_token = gp_mul(gp_mul(s->layers, s->kv_dim, &ovf),
+                                       gp_dtype_half_bytes(kd), &ovf);
+        uint64_t mlp = gp_mul(gp_mul(3, s->routed, &ovf), s->inter, &ovf);
+        if (wl == GPUPROBE_WORKLOAD_INFERENCE) {
+            uint64_t cached = context;
+            if (s->window && s->window < context) {
+                cached = s->window;
+                p->flags |= GPUPROBE_PLAN_WINDOWED;
+            }
+            p->kv_cache_bytes = gp_mul(gp_mul(batch, cached, &ovf),
+                                       p->kv_bytes_per_token, &ovf);
+            if (ovf) {
+                *what = "the KV cache";
+                return GPUPROBE_ERR_OVERFLOW;
+            }
+            uint64_t chunk = (uint64_t)o[GPUPROBE_PLAN_PREFILL_CHUNK];
+            uint64_t step = chunk && chunk < context ? chunk : context;
+            uint64_t attn = gp_add(gp_mul(4, s->q_dim, &ovf), gp_mul(2, s->kv_dim, &ovf), &ovf);
+            uint64_t width = gp_add(gp_mul(2, h, &ovf), attn > mlp ? attn : mlp, &ovf);
+            uint64_t tokens = gp_mul(batch, step, &ovf);
+            p->activation_bytes =
+                gp_add(gp_mul(gp_mul(a, tokens, &ovf), width, &ovf),
+                       gp_mul(gp_mul(batch, s->vocab, &ovf), 4, &ovf), &ovf);
+        } else if (wl == GPUPROBE_WORKLOAD_TRAINING) {
+            uint64_t tokens = gp_mul(batch, context, &ovf);
+            uint64_t per_layer = gp_add(gp_add(gp_mul(4, h, &ovf), gp_mul(2, s->q_dim, &ovf), &ovf),
+                                        gp_add(gp_mul(2, s->kv_dim, &ovf), mlp, &ovf), &ovf);
+            uint64_t layer = gp_mul(gp_mul(a, tokens, &ovf), per_layer, &ovf);
+            uint64_t logits = gp_mul(gp_mul(tokens, s->vocab, &ovf), a + 4, &ovf);
+            uint64_t kept = o[GPUPROBE_PLAN_CHECKPOINTING]
+                                ? gp_add(gp_mul(gp_mul(s->layers, gp_mul(a, tokens, &ovf), &ovf), h, &ovf),
+                                         layer, &ovf)
+                                : gp_mul(s->layers, layer, &ovf);
+            p->activation_bytes = gp_add(kept, logits, &ovf);
+        }
+        if (ovf) {
+            *what = "the activations";
+            return GPUPROBE_ERR_OVERFLOW;
+        }
+    }
+
+    p->overhead_bytes = j->overhead;
+    p->overhead_source = (uint32_t)j->source;
+    p->margin_bytes = (uint64_t)o[GPUPROBE_PLAN_MARGIN];
+    uint64_t t = gp_add(p->weights_bytes, p->gradient_bytes, &ovf);
+    t = gp_add(t, p->optimizer_bytes, &ovf);
+    t = gp_add(t, p->kv_cache_bytes, &ovf);
+    t = gp_add(t, p->activation_bytes, &ovf);
+    t = gp_add(t, p->overhead_bytes, &ovf);
+    p->total_bytes = gp_add(t, p->margin_bytes, &ovf);
+    if (ovf) {
+        *what = "the total";
+        return GPUPROBE_ERR_OVERFLOW;
+    }
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status job_eval_at(gpuprobe_context *ctx, const job *j,
+                                   gpuprobe_plan *p)
+{
+    const char *what = "";
+    gpuprobe_status st = job_eval(j, (uint64_t)j->o[GPUPROBE_PLAN_CONTEXT],
+                                  (uint64_t)j->o[GPUPROBE_PLAN_BATCH], p, &what);
+    if (st == GPUPROBE_ERR_OVERFLOW)
+        return gp_fail(ctx, st,
+                       "%s of %lld sequences x %lld tokens exceed 2^64 bytes",
+                       what, (long long)j->o[GPUPROBE_PLAN_BATCH],
+                       (long long)j->o[GPUPROBE_PLAN_CONTEXT]);
+    return st;
+}
+
+/* Largest value of CONTEXT or BATCH whose total fits budget. The total is
+ * non-decreasing in both, so a binary search is exact; an overflow at a
+ * large value means "does not fit". */
+static gpuprobe_status job_largest(gpuprobe_context *ctx, const job *j,
+                                   gpuprobe_plan_param param, uint64_t budget,
+                                   uint64_t *largest)
+{
+    if (!j->s.arch)
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                       "a parameter count alone does not say how memory grows "
+                       "with the context or the batch: give the architecture");
+    uint64_t lo = 0, hi = (uint64_t)plan_info[param].upper;
+    uint64_t ctxlen = (uint64_t)j->o[GPUPROBE_PLAN_CONTEXT];
+    uint64_t batch = (uint64_t)j->o[GPUPROBE_PLAN_BATCH];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        gpuprobe_plan p;
+        const char *what;
+        gpuprobe_status st =
+            param == GPUPROBE_PLAN_CONTEXT ? job_eval(j, mid, batch, &p, &what)
+                                           : job_eval(j, ctxlen, mid, &p, &what);
+        if (st == GPUPROBE_OK && p.total_bytes <= budget)
+            lo = mid;
+        else if (st == GPUPROBE_OK || st == GPUPROBE_ERR_OVERFLOW)
+            hi = mid - 1;
+        else
+            return gp_fail(ctx, st, "gpuprobe_plan_largest: %s",
+                           gpuprobe_status_string(st));
+    }
+    *largest = lo;
+    return GPUPROBE_OK;
+}
+
+/* ---- public: pure ------------------------------------------------------ */
+
+/* The 1.1 struct ends with `flags`. */
+#define GP_PLAN_MIN_SIZE \
+    (offsetof(gpuprobe_plan, flags) + sizeof(((gpuprobe_plan *)0)->flags))
+
+/* Copy a plan into the caller's struct, no further than its size. */
+static void put_plan(gpuprobe_plan *out, const gpuprobe_plan *p)
+{
+    size_t n = out->size < sizeof *p ? out->size : sizeof *p;
+    memcpy((char *)out + sizeof out->size, (const char *)p + sizeof p->size,
+           n - sizeof out->size);
+}
+
+static gpuprobe_status check_args(gpuprobe_context *ctx, const char *fn,
+                                  const gpuprobe_model *model,
+                                  const gpuprobe_plan *out, unsigned flags)
+{
+    if (!model || !out)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "%s: %s is NULL",
+                       fn, model ? "out" : "model");
+    if (out->size < GP_PLAN_MIN_SIZE)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%s: out->size is %zu, less than the %zu bytes of "
+                       "gpuprobe_plan (use GPUPROBE_PLAN_INIT)",
+                       fn, out->size, (size_t)GP_PLAN_MIN_SIZE);
+    if (flags != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%s: flags must be 0, not 0x%x", fn, flags);
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gpuprobe_plan_compute(gpuprobe_context *ctx,
+                                      const gpuprobe_model *model,
+                                      const gpuprobe_plan_options *opts,
+                                      unsigned flags, gpuprobe_plan *out)
+{
+    gpuprobe_status st = check_args(ctx, "gpuprobe_plan_compute", model, out, flags);
+    if (st != GPUPROBE_OK)
+        return st;
+    job j;
+    gpuprobe_plan p;
+    uint64_t tp = opts ? (uint64_t)opts->v[GPUPROBE_PLAN_GPUS] : 1;
+    if ((st = job_prepare(ctx, model, opts, tp, &j)) != GPUPROBE_OK ||
+        (st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
+        return st;
+    p.size = out->size;
+    put_plan(out, &p);
+    return gp_ok(ctx);
+}
+
+gpuprobe_status gpuprobe_plan_largest(gpuprobe_context *ctx,
+                                      const gpuprobe_model *model,
+                                      const gpuprobe_plan_options *opts,
+                                      gpuprobe_plan_param param,
+                                      uint64_t budget_bytes, uint64_t *largest)
+{
+    if (!model || !largest)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_plan_largest: %s is NULL",
+                       model ? "largest" : "model");
+    if (param != GPUPROBE_PLAN_CONTEXT && param != GPUPROBE_PLAN_BATCH)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_plan_largest: parameter %d is neither "
+                       "GPUPROBE_PLAN_CONTEXT nor GPUPROBE_PLAN_BATCH",
+                       (int)param);
+    job j;
+    uint64_t tp = opts ? (uint64_t)opts->v[GPUPROBE_PLAN_GPUS] : 1;
+    gpuprobe_status st = job_prepare(ctx, model, opts, tp, &j);
+    if (st == GPUPROBE_OK)
+        st = job_largest(ctx, &j, param, budget_bytes, largest);
+    return st == GPUPROBE_OK ? gp_ok(ctx) : st;
+}
+
+/* ---- public: against devices ------------------------------------------ */
+
+/* Prepare j for device dev with memory mem: its own overhead unless the
+ * workload sets one. */
+static void device_overhead(job *j, const gp_device *dev, const gp_memory *mem)
+{
+    if (j->o[GPUPROBE_PLAN_OVERHEAD] < 0)
+        j->overhead = gp_context_overhead(dev, mem, &j->source);
+}
+
+gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
+                                     const gpuprobe_model *model,
+                                     const gpuprobe_plan_options *opts,
+                                     unsigned flags, gpuprobe_plan *out)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    gpuprobe_status st = check_args(ctx, "gpuprobe_plan_device", model, out, flags);
+    if (st != GPUPROBE_OK)
+        return st;
+    const gp_device *dev = NULL;
+    if ((st = gp_get_device(ctx, device, &dev)) != GPUPROBE_OK)
+        return st;
+    uint64_t tp = opts && dev->kind != GPUPROBE_DEVICE_CPU
+                      ? (uint64_t)opts->v[GPUPROBE_PLAN_GPUS] : 1;
+    job j;
+    gp_memory mem;
+    gpuprobe_plan p;
+    if ((st = job_prepare(ctx, model, opts, tp, &j)) != GPUPROBE_OK ||
+        (st = gp_memory_read(ctx, device, &mem)) != GPUPROBE_OK)
+        return st;
+    device_overhead(&j, dev, &mem);
+    if ((st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
+        return st;
+    p.available_bytes = mem.available;
+    p.fits = p.total_bytes <= mem.available;
+    if (j.s.arch &&
+        ((st = job_largest(ctx, &j, GPUPROBE_PLAN_CONTEXT, mem.available,
+                           &p.largest_context)) != GPUPROBE_OK ||
+         (st = job_largest(ctx, &j, GPUPROBE_PLAN_BATCH, mem.available,
+                           &p.largest_batch)) != GPUPROBE_OK))
+        return st;
+    p.size = out->size;
+    put_plan(out, &p);
+    return gp_ok(ctx);
+}
+
+gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
+                                   const gpuprobe_model *model,
+                                   const gpuprobe_plan_options *opts,
+                                   unsigned flags, size_t *count,
+                                   size_t *devices, size_t max_devices)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!model || !count)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_plan_gpus: %s is NULL", model ? "count" : "model");
+    if (flags != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_plan_gpus: flags must be 0, not 0x%x", flags);
+    job j;
+    gpuprobe_status st = job_prepare(ctx, model, opts, 1, &j); /* model errors first */
+    if (st != GPUPROBE_OK || (st = gp_enumerate(ctx)) != GPUPROBE_OK)
+        return st;
+    if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || ctx->ndevices < 2)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "CUDA is not usable: %s (%s)",
+                       gpuprobe_cuda_cause_string(ctx->cuda_cause),
+                       ctx->cuda_detail);
+
+    /* Each GPU's free memory and overhead, read once; a ranking by free
+     * memory (ties: lower index), and room for the chosen ones. */
+    size_t ngpu = ctx->ndevices - 1;
+    uint64_t *avail = calloc(ngpu, 2 * sizeof *avail);
+    size_t *rank = calloc(ngpu, 2 * sizeof *rank);
+    if (!avail || !rank) {
+        free(avail);
+        free(rank);
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "gpuprobe_plan_gpus: out of memory for %zu devices", ngpu);
+    }
+    uint64_t *over = avail + ngpu;
+    size_t *pick = rank + ngpu;
+    for (size_t i = 0; i < ngpu && st == GPUPROBE_OK; i++) {
+        gp_memory mem;
+        st = gp_memory_read(ctx, i + 1, &mem);
+        avail[i] = mem.available;
+        device_overhead(&j, &ctx->devices[i + 1], &mem);
+        over[i] = j.overhead;
+        size_t k = i; /* insertion sort: a handful of GPUs */
+        for (; k > 0 && avail[rank[k - 1]] < avail[i]; k--)
+            rank[k] = rank[k - 1];
+        rank[k] = i;
+    }
+
+    uint64_t need_one = 0, need_all = 0;
+    size_t room_all = 0;
+    for (uint64_t t = 1; st == GPUPROBE_OK && t <= ngpu; t++) {
+        gpuprobe_plan p;
+        const char *what;
+        if (gp_model_shape(NULL, model, t, &j.s) != GPUPROBE_OK)
+            continue; /* the heads cannot be split over t GPUs */
+        j.overhead = 0;
+        if (job_eval(&j, (uint64_t)j.o[GPUPROBE_PLAN_CONTEXT],
+                     (uint64_t)j.o[GPUPROBE_PLAN_BATCH], &p, &what) != GPUPROBE_OK)
+            continue; /* overflow: a share this large fits nowhere */
+        /* The t GPUs with the most free memory that have room for a share
+         * and their own overhead. */
+        size_t fit = 0;
+        for (size_t r = 0; r < ngpu && fit < t; r++) {
+            int ovf = 0;
+            uint64_t need = gp_add(p.total_bytes, over[rank[r]], &ovf);
+            if (!ovf && need <= avail[rank[r]])
+                pick[fit++] = rank[r];
+        }
+        if (t == 1)
+            need_one = p.total_bytes;
+        need_all = p.total_bytes;
+        room_all = fit;
+        if (fit < t)
+            continue;
+        for (size_t a = 1; a < fit; a++) /* index order */
+            for (size_t b = a; b > 0 && pick[b - 1] > pick[b]; b--) {
+                size_t x = pick[b];
+                pick[b] = pick[b - 1];
+                pick[b - 1] = x;
+            }
+        *count = fit;
+        for (size_t i = 0; devices && i < fit && i < max_devices; i++)
+            devices[i] = pick[i] + 1;
+        free(avail);
+        free(rank);
+        return gp_ok(ctx);
+    }
+    if (st == GPUPROBE_OK)
+        st = gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
+                     "no number of the %zu CUDA devices holds the model: one "
+                     "GPU needs %llu bytes plus its overhead, and the most "
+                     "free is %llu bytes (%s); over %zu GPUs each needs %llu "
+                     "bytes plus overhead, and %zu have room",
+                     ngpu, (unsigned long long)need_one,
+                     (unsigned long long)avail[rank[0]],
+                     ctx->devices[rank[0] + 1].spec, ngpu,
+                     (unsigned long long)need_all, room_all);
+    free(avail);
+    free(rank);
+    return st;
+}
