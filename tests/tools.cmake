@@ -21,6 +21,17 @@ target_link_libraries(test_cli PRIVATE gpuprobe_cli PkgConfig::CMOCKA)
 add_test(NAME unit.test_cli COMMAND test_cli)
 set_tests_properties(unit.test_cli PROPERTIES ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
 
+# gpuprobe-nfd's core: the Kubernetes label rules, the sanitiser, the labels
+# of simulated nodes (through the library's test seam), the feature file.
+if(TARGET gpuprobe_nfd_core)
+  add_executable(test_nfd ${CMAKE_CURRENT_LIST_DIR}/tools/test_nfd.c)
+  target_link_libraries(test_nfd PRIVATE gpuprobe_nfd_core gpuprobe_internal PkgConfig::CMOCKA)
+  add_test(NAME unit.test_nfd COMMAND test_nfd)
+  set_tests_properties(unit.test_nfd PROPERTIES
+    ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;OPENBLAS_NUM_THREADS=1"
+    ENVIRONMENT_MODIFICATION "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:")
+endif()
+
 # LD_PRELOAD library that makes chosen public calls fail or renames devices.
 add_library(gpuprobe_fault_shim SHARED ${CMAKE_CURRENT_LIST_DIR}/tools/fault_shim.c)
 target_include_directories(gpuprobe_fault_shim PRIVATE ${PROJECT_SOURCE_DIR}/include)
