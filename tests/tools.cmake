@@ -30,6 +30,9 @@ if(TARGET gpuprobe_nfd_core)
   set_tests_properties(unit.test_nfd PROPERTIES
     ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;OPENBLAS_NUM_THREADS=1"
     ENVIRONMENT_MODIFICATION "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:")
+  # A feature file checked as NFD reads it, every label by the same rules.
+  add_executable(nfd_check ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_check.c)
+  target_link_libraries(nfd_check PRIVATE gpuprobe_nfd_core)
 endif()
 
 # LD_PRELOAD library that makes chosen public calls fail or renames devices.
@@ -83,12 +86,14 @@ function(gpuprobe_hostile_output_tests label)
     list(APPEND common --preload "${H_PRELOAD}")
   endif()
   if(NOT H_COMMANDS)
-    set(H_COMMANDS smi info select bench fit)
+    set(H_COMMANDS smi info select bench fit nfd)
   endif()
   foreach(t ${H_COMMANDS})
     set(extra "")
     if(t STREQUAL "bench")
       set(extra --size 32 --runs 1)
+    elseif(t STREQUAL "nfd")
+      set(extra --output -)
     endif()
     set(has "")
     foreach(r ${H_TEXT_HAS})
@@ -122,6 +127,7 @@ if(TARGET gpuprobe-smi)
   set(quick_select "")
   set(quick_bench --size 64 --runs 1)
   set(quick_fit "")
+  set(quick_nfd --output -)
 
   foreach(t ${GPUPROBE_TOOLS})
     set(cmd gpuprobe-${t})
@@ -165,7 +171,7 @@ if(TARGET gpuprobe-smi)
                           "select:reason=${GPUPROBE_HOSTILE}" "bench:reason=${GPUPROBE_HOSTILE}")
   endif()
   gpuprobe_hostile_output_tests(libdir ENV "GPUPROBE_CUDA_LIBDIR=${libdir}"
-    COMMANDS smi info select bench ${has_text} ${has_json})
+    COMMANDS smi info select bench nfd ${has_text} ${has_json})
   # ... and a device whose name is hostile (device 0 renamed by the shim).
   gpuprobe_hostile_output_tests(name ENV "GPUPROBE_SHIM_NAME=${GPUPROBE_HOSTILE}"
     PRELOAD ${GPUPROBE_SHIM}
@@ -262,6 +268,38 @@ if(TARGET gpuprobe-smi)
     -- --dtype int4 --workload training)
   gpuprobe_run_test(tools.fit.bad_params gpuprobe-fit --rc 2 "--err=--params" -- --params seven)
   gpuprobe_run_test(tools.fit.too_many_params gpuprobe-fit --rc 2 "--err=--params" -- --params 2e15)
+
+  # gpuprobe-nfd's feature files (tests/tools/nfd_file.py): format, labels,
+  # documentation, atomic replacement under failures.
+  foreach(case replace cpu_only stdout_is_the_file json expiry bench documented missing_dir
+          unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails)
+    add_test(NAME tools.nfd.file_${case}
+      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py
+        --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
+        --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1 ${case})
+    set_tests_properties(tools.nfd.file_${case} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
+  endforeach()
+  # The example manifests of docs/kubernetes/, without a cluster (python3-yaml).
+  execute_process(COMMAND ${GPUPROBE_TOOLS_PYTHON3} -c "import yaml"
+    RESULT_VARIABLE _gpuprobe_no_yaml OUTPUT_QUIET ERROR_QUIET)
+  if(_gpuprobe_no_yaml)
+    message(STATUS "python3-yaml not found: tools.nfd.k8s_manifests is skipped")
+  else()
+    add_test(NAME tools.nfd.k8s_manifests
+      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/k8s_manifests.py
+        --dir ${PROJECT_SOURCE_DIR}/docs/kubernetes --docs ${PROJECT_SOURCE_DIR}/docs/kubernetes.md
+        --tools ${PROJECT_BINARY_DIR}/tools --check $<TARGET_FILE:nfd_check>)
+    set_tests_properties(tools.nfd.k8s_manifests PROPERTIES TIMEOUT 240)
+  endif()
+  # --prefix and --expiry are checked before anything is probed.
+  foreach(bad "--prefix;kubernetes.io" "--prefix;node.k8s.io" "--prefix;Example.org"
+          "--prefix;a..b" "--prefix=" "--expiry;0" "--expiry;5w" "--expiry;99999d" "--expiry;-1"
+          "--size;64" "--output=")
+    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${bad}")
+    gpuprobe_run_test(tools.nfd.bad${n} gpuprobe-nfd --rc 2 --out-empty -- ${bad})
+  endforeach()
+  gpuprobe_run_test(tools.nfd.bad_prefix_reason gpuprobe-nfd --rc 2 --err "reserved for Kubernetes"
+    -- --prefix kubernetes.io)
 
   # Each command's man page documents every option its --help lists.
   foreach(t ${GPUPROBE_TOOLS})
