@@ -413,6 +413,40 @@ static void labels_measured(void **state)
     EXPECT(l, n, "cpu.fp32.gflops=52", "cpu.fp64.gflops=0");
 }
 
+/* Everything known and measured: every label there is, in order (the
+ * table of docs/kubernetes.md lists the same). */
+static void labels_all(void **state)
+{
+    (void)state;
+    nfd_gpu gpu[2] = {{1, "NVIDIA H200", 9, 0, 141 * GiB}, {2, "NVIDIA H200", 9, 0, 141 * GiB}};
+    nfd_facts f = {0};
+    f.cause = GPUPROBE_CUDA_AVAILABLE;
+    f.driver_version = 13000;
+    f.runtime_version = 12080;
+    f.n_gpus = 2;
+    f.gpus = gpu;
+    f.benched = 1;
+    f.gpu_gflops[GPUPROBE_DTYPE_FP32] = 51234;
+    f.gpu_gflops[GPUPROBE_DTYPE_TF32] = 378901;
+    f.gpu_gflops[GPUPROBE_DTYPE_FP16] = 712345;
+    f.gpu_gflops[GPUPROBE_DTYPE_BF16] = 708765;
+    f.cpu_gflops[GPUPROBE_DTYPE_FP32] = 2345.6;
+    f.cpu_gflops[GPUPROBE_DTYPE_FP64] = 1170.2;
+    f.have_fit = 1;
+    f.fit_weights = UINT64_C(75384225792);
+    f.fit_inference = UINT64_C(62820188160);
+    nfd_label l[NFD_MAX_LABELS];
+    size_t n = nfd_labels(&f, NFD_DEFAULT_PREFIX, NFD_PROBE | NFD_MEASURED, l);
+    EXPECT(l, n, "cuda.usable=true", "cuda.cause=available", "cuda.driver.version=13.0",
+           "cuda.driver.major=13", "cuda.driver.minor=0", "cuda.runtime.version=12.8",
+           "cuda.runtime.major=12", "cuda.runtime.minor=8", "cuda.devices=2",
+           "gpu.product=NVIDIA-H200", "gpu.count=2", "gpu.models=1", "gpu.memory=144384",
+           "gpu.compute.major=9", "gpu.compute.minor=0", "gpu.fp32.tflops=51",
+           "gpu.tf32.tflops=379", "gpu.fp16.tflops=712", "gpu.bf16.tflops=709",
+           "gpu.fit.fp16.weights.billions=75", "gpu.fit.fp16.inference.billions=62",
+           "cpu.fp32.gflops=2346", "cpu.fp64.gflops=1170");
+}
+
 static void product_of_mixed_nodes(void **state)
 {
     (void)state;
@@ -665,6 +699,7 @@ int main(void)
         cmocka_unit_test(labels_cpu_only_node),
         cmocka_unit_test(labels_one_gpu_with_versions),
         cmocka_unit_test(labels_measured),
+        cmocka_unit_test(labels_all),
         cmocka_unit_test(product_of_mixed_nodes),
         cmocka_unit_test(gathered_cuda_unusable),
         cmocka_unit_test(gathered_one_gpu),

@@ -85,6 +85,8 @@ typedef void nfd_fail_fn(void *arg, gpuprobe_context *ctx, gpuprobe_status st,
  * context), and with opt->bench the measured figures (which do: a matmul
  * runs on the labelled product's first GPU, and on the CPU).
  *
+ * opt may be NULL (no measurement); fail may be NULL.
+ *
  * A fact the system does not know (an UNSUPPORTED answer, a version with
  * no driver loaded, a precision the GPU lacks) is left unknown silently;
  * any other failure is passed to fail() and counted in f->failures.
