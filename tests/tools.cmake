@@ -279,6 +279,45 @@ if(TARGET gpuprobe-smi)
         --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1 ${case})
     set_tests_properties(tools.nfd.file_${case} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
   endforeach()
+  # gpuprobe_nfd_labels_test(<name> [ENV K=V...] [RC n] [ARGS arg...] CHECK <nfd_check args>)
+  # runs gpuprobe-nfd --output - ARGS in the environment ENV, expects exit
+  # status RC (default 0) and checks the feature file with nfd_check and the
+  # CHECK arguments (--has KEY=ERE, --lacks KEY, --count N). A simulated
+  # CUDA stack (its libraries on LD_LIBRARY_PATH, its fleet in the
+  # environment) makes each fleet a call of this function.
+  set(GPUPROBE_NFD_FILE_PY ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py)
+  function(gpuprobe_nfd_labels_test name)
+    cmake_parse_arguments(L "" "RC" "ENV;ARGS;CHECK" ${ARGN})
+    set(env "")
+    foreach(e ${L_ENV})
+      list(APPEND env --env "${e}")
+    endforeach()
+    if(NOT L_RC)
+      set(L_RC 0)
+    endif()
+    add_test(NAME tools.nfd.labels_${name}
+      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${GPUPROBE_NFD_FILE_PY}
+        --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
+        --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1
+        ${env} --rc ${L_RC} labels -- ${L_ARGS} --check-args ${L_CHECK})
+    set_tests_properties(tools.nfd.labels_${name} PROPERTIES TIMEOUT 240)
+  endfunction()
+  # Each cause of an unusable CUDA that this machine can produce.
+  set(no_gpu_labels --has gpuprobe.io/cuda.usable=false --has gpuprobe.io/cuda.devices=0
+    --lacks gpuprobe.io/gpu.product --lacks gpuprobe.io/gpu.count)
+  gpuprobe_nfd_labels_test(cause_disabled ENV GPUPROBE_CUDA=off
+    CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=disabled --count 3)
+  if(GPUPROBE_HAVE_CUDA)
+    gpuprobe_nfd_labels_test(cause_no_runtime ENV GPUPROBE_CUDA_LIBDIR=/nonexistent
+      CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=no_runtime
+      --lacks gpuprobe.io/cuda.runtime.version)
+    gpuprobe_nfd_labels_test(cause_other ENV GPUPROBE_CUDA_LIBDIR=relative/dir
+      CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=other)
+  else()
+    gpuprobe_nfd_labels_test(cause_not_built
+      CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=not_built --count 3)
+  endif()
+
   # The example manifests of docs/kubernetes/, without a cluster (python3-yaml).
   execute_process(COMMAND ${GPUPROBE_TOOLS_PYTHON3} -c "import yaml"
     RESULT_VARIABLE _gpuprobe_no_yaml OUTPUT_QUIET ERROR_QUIET)

@@ -7,10 +7,14 @@ replaced atomically: whatever fails (a missing or read-only directory, a
 full disk, a failed flush or rename, a failed query), the old file is left
 as it was and no temporary file is left behind.
 
-usage: nfd_file.py --nfd EXE --check EXE --shim LIB --docs DIR CASE
+usage: nfd_file.py --nfd EXE --check EXE --shim LIB --docs DIR --man PAGE CASE
+       nfd_file.py ... labels [--env K=V]... [--rc N] [-- ARG...] [--check-args ARG...]
 
-Cases: see CASES at the end. Exit status 0 pass, 1 fail, 77 skipped (the
-tmpfs case needs root and mount).
+Cases: see CASES at the end. The case "labels" runs gpuprobe-nfd --output -
+ARG... with the environment given (a simulated CUDA stack, for instance),
+expects exit status N (default 0) and checks the file with nfd_check and
+its --check-args (--has KEY=ERE, --lacks KEY, --count N). Exit status 0
+pass, 1 fail, 77 skipped (the tmpfs case needs root and mount).
 """
 import argparse
 import errno
@@ -333,6 +337,16 @@ def case_bench_fails(c):
             "--lacks", "gpuprobe.io/cpu.fp64.gflops", "--lacks", "gpuprobe.io/old")
 
 
+def case_labels(c):
+    """gpuprobe-nfd --output - in a given environment, its file checked."""
+    env = dict(kv.partition("=")[::2] for kv in c.a.env)
+    rc, out, err = c.run("--output", "-", *c.a.args, env=env, check_rc=c.a.rc)
+    path = os.path.join(c.work, "labels")
+    with open(path, "w") as f:
+        f.write(out)
+    c.check(path, "--prefix", "gpuprobe.io", *c.a.check_args)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
@@ -340,8 +354,20 @@ def main():
     ap = argparse.ArgumentParser()
     for opt in ("nfd", "check", "shim", "docs", "man"):
         ap.add_argument("--" + opt, required=True)
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--rc", type=int, default=0)
     ap.add_argument("case", choices=sorted(CASES))
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    check_args = []
+    if "--check-args" in argv:
+        i = argv.index("--check-args")
+        argv, check_args = argv[:i], argv[i + 1:]
+    args = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, args = argv[:i], argv[i + 1:]
+    a = ap.parse_args(argv)
+    a.args, a.check_args = args, check_args
     work = tempfile.mkdtemp(prefix="gpuprobe-nfd-")
     try:
         rc = CASES[a.case](Ctx(a, work))
