@@ -322,6 +322,11 @@ size_t nfd_labels(const nfd_facts *f, const char *prefix, unsigned which, nfd_la
 
 /* ---- the feature file ---------------------------------------------------------- */
 
+/* NFD ignores a feature file above 64 KiB: the largest one written here
+ * (every label at its longest, the header, the expiry) stays below. */
+_Static_assert(NFD_MAX_LABELS * (LABEL_KEY_MAX + LABEL_VALUE_MAX + 2) + 1024 < NFD_FILE_MAX,
+               "a feature file could exceed NFD's limit");
+
 int nfd_rfc3339(time_t t, char buf[21])
 {
     struct tm tm;
