@@ -21,6 +21,20 @@ target_link_libraries(test_cli PRIVATE gpuprobe_cli PkgConfig::CMOCKA)
 add_test(NAME unit.test_cli COMMAND test_cli)
 set_tests_properties(unit.test_cli PROPERTIES ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
 
+# gpuprobe-nfd's core: the Kubernetes label rules, the sanitiser, the labels
+# of simulated nodes (through the library's test seam), the feature file.
+if(TARGET gpuprobe_nfd_core)
+  add_executable(test_nfd ${CMAKE_CURRENT_LIST_DIR}/tools/test_nfd.c)
+  target_link_libraries(test_nfd PRIVATE gpuprobe_nfd_core gpuprobe_internal PkgConfig::CMOCKA)
+  add_test(NAME unit.test_nfd COMMAND test_nfd)
+  set_tests_properties(unit.test_nfd PROPERTIES
+    ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout;OPENBLAS_NUM_THREADS=1"
+    ENVIRONMENT_MODIFICATION "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:")
+  # A feature file checked as NFD reads it, every label by the same rules.
+  add_executable(nfd_check ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_check.c)
+  target_link_libraries(nfd_check PRIVATE gpuprobe_nfd_core)
+endif()
+
 # LD_PRELOAD library that makes chosen public calls fail or renames devices.
 add_library(gpuprobe_fault_shim SHARED ${CMAKE_CURRENT_LIST_DIR}/tools/fault_shim.c)
 target_include_directories(gpuprobe_fault_shim PRIVATE ${PROJECT_SOURCE_DIR}/include)
@@ -72,12 +86,14 @@ function(gpuprobe_hostile_output_tests label)
     list(APPEND common --preload "${H_PRELOAD}")
   endif()
   if(NOT H_COMMANDS)
-    set(H_COMMANDS smi info select bench fit)
+    set(H_COMMANDS smi info select bench fit nfd)
   endif()
   foreach(t ${H_COMMANDS})
     set(extra "")
     if(t STREQUAL "bench")
       set(extra --size 32 --runs 1)
+    elseif(t STREQUAL "nfd")
+      set(extra --output -)
     endif()
     set(has "")
     foreach(r ${H_TEXT_HAS})
@@ -111,6 +127,7 @@ if(TARGET gpuprobe-smi)
   set(quick_select "")
   set(quick_bench --size 64 --runs 1)
   set(quick_fit "")
+  set(quick_nfd --output -)
 
   foreach(t ${GPUPROBE_TOOLS})
     set(cmd gpuprobe-${t})
@@ -158,7 +175,7 @@ if(TARGET gpuprobe-smi)
                           "select:reason=${quoted}" "bench:reason=${quoted}")
   endif()
   gpuprobe_hostile_output_tests(libdir ENV "GPUPROBE_CUDA_LIBDIR=${libdir}"
-    COMMANDS smi info select bench ${has_text} ${has_json})
+    COMMANDS smi info select bench nfd ${has_text} ${has_json})
   # ... and a device whose name is hostile (device 0 renamed by the shim).
   gpuprobe_hostile_output_tests(name ENV "GPUPROBE_SHIM_NAME=${GPUPROBE_HOSTILE}"
     PRELOAD ${GPUPROBE_SHIM}
@@ -255,6 +272,77 @@ if(TARGET gpuprobe-smi)
     -- --dtype int4 --workload training)
   gpuprobe_run_test(tools.fit.bad_params gpuprobe-fit --rc 2 "--err=--params" -- --params seven)
   gpuprobe_run_test(tools.fit.too_many_params gpuprobe-fit --rc 2 "--err=--params" -- --params 2e15)
+
+  # gpuprobe-nfd's feature files (tests/tools/nfd_file.py): format, labels,
+  # documentation, atomic replacement under failures.
+  foreach(case replace cpu_only stdout_is_the_file json expiry bench documented missing_dir
+          unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails)
+    add_test(NAME tools.nfd.file_${case}
+      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py
+        --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
+        --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1 ${case})
+    set_tests_properties(tools.nfd.file_${case} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
+  endforeach()
+  # gpuprobe_nfd_labels_test(<name> [ENV K=V...] [RC n] [ARGS arg...] CHECK <nfd_check args>)
+  # runs gpuprobe-nfd --output - ARGS in the environment ENV, expects exit
+  # status RC (default 0) and checks the feature file with nfd_check and the
+  # CHECK arguments (--has KEY=ERE, --lacks KEY, --count N). A simulated
+  # CUDA stack (its libraries on LD_LIBRARY_PATH, its fleet in the
+  # environment) makes each fleet a call of this function.
+  set(GPUPROBE_NFD_FILE_PY ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py)
+  function(gpuprobe_nfd_labels_test name)
+    cmake_parse_arguments(L "" "RC" "ENV;ARGS;CHECK" ${ARGN})
+    set(env "")
+    foreach(e ${L_ENV})
+      list(APPEND env --env "${e}")
+    endforeach()
+    if(NOT L_RC)
+      set(L_RC 0)
+    endif()
+    add_test(NAME tools.nfd.labels_${name}
+      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${GPUPROBE_NFD_FILE_PY}
+        --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
+        --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1
+        ${env} --rc ${L_RC} labels -- ${L_ARGS} --check-args ${L_CHECK})
+    set_tests_properties(tools.nfd.labels_${name} PROPERTIES TIMEOUT 240)
+  endfunction()
+  # Each cause of an unusable CUDA that this machine can produce.
+  set(no_gpu_labels --has gpuprobe.io/cuda.usable=false --has gpuprobe.io/cuda.devices=0
+    --lacks gpuprobe.io/gpu.product --lacks gpuprobe.io/gpu.count)
+  gpuprobe_nfd_labels_test(cause_disabled ENV GPUPROBE_CUDA=off
+    CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=disabled --count 3)
+  if(GPUPROBE_HAVE_CUDA)
+    gpuprobe_nfd_labels_test(cause_no_runtime ENV GPUPROBE_CUDA_LIBDIR=/nonexistent
+      CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=no_runtime
+      --lacks gpuprobe.io/cuda.runtime.version)
+    gpuprobe_nfd_labels_test(cause_other ENV GPUPROBE_CUDA_LIBDIR=relative/dir
+      CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=other)
+  else()
+    gpuprobe_nfd_labels_test(cause_not_built
+      CHECK ${no_gpu_labels} --has gpuprobe.io/cuda.cause=not_built --count 3)
+  endif()
+
+  # The example manifests of docs/kubernetes/, without a cluster (python3-yaml).
+  execute_process(COMMAND ${GPUPROBE_TOOLS_PYTHON3} -c "import yaml"
+    RESULT_VARIABLE _gpuprobe_no_yaml OUTPUT_QUIET ERROR_QUIET)
+  if(_gpuprobe_no_yaml)
+    message(STATUS "python3-yaml not found: tools.nfd.k8s_manifests is skipped")
+  else()
+    add_test(NAME tools.nfd.k8s_manifests
+      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/k8s_manifests.py
+        --dir ${PROJECT_SOURCE_DIR}/docs/kubernetes --docs ${PROJECT_SOURCE_DIR}/docs/kubernetes.md
+        --tools ${PROJECT_BINARY_DIR}/tools --check $<TARGET_FILE:nfd_check>)
+    set_tests_properties(tools.nfd.k8s_manifests PROPERTIES TIMEOUT 240)
+  endif()
+  # --prefix and --expiry are checked before anything is probed.
+  foreach(bad "--prefix;kubernetes.io" "--prefix;node.k8s.io" "--prefix;Example.org"
+          "--prefix;a..b" "--prefix=" "--expiry;0" "--expiry;5w" "--expiry;99999d" "--expiry;-1"
+          "--size;64" "--output=")
+    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${bad}")
+    gpuprobe_run_test(tools.nfd.bad${n} gpuprobe-nfd --rc 2 --out-empty -- ${bad})
+  endforeach()
+  gpuprobe_run_test(tools.nfd.bad_prefix_reason gpuprobe-nfd --rc 2 --err "reserved for Kubernetes"
+    -- --prefix kubernetes.io)
 
   # Each command's man page documents every option its --help lists.
   foreach(t ${GPUPROBE_TOOLS})

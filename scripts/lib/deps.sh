@@ -21,11 +21,12 @@
 GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev libjson-c-dev scdoc)
 # What scripts/check needs beyond that: the C++ consumer and header tests
 # (g++), nm/readelf (binutils), the command tests and helper scripts
-# (python3), the Debian package test (dpkg-dev: dpkg-shlibdeps); optional:
+# (python3), the check of the Kubernetes manifests (python3-yaml), the
+# Debian package test (dpkg-dev: dpkg-shlibdeps); optional:
 # the ABI comparison (abigail-tools), the API reference (doxygen), the man
 # page checks (mandoc, man-db).
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_CHECK=(g++ binutils python3 dpkg-dev)
+GPUPROBE_DEPS_CHECK=(g++ binutils python3 python3-yaml dpkg-dev)
 # shellcheck disable=SC2034
 GPUPROBE_DEPS_CHECK_OPTIONAL=(abigail-tools doxygen mandoc man-db)
 

@@ -69,7 +69,7 @@ for f in /usr/include/gpuprobe.h "/usr/$LIBDIR/libgpuprobe.so" "/usr/$LIBDIR/pkg
 done
 if list "$dev" | grep -E "libgpuprobe\.so\.$major|/bin/"; then die "libgpuprobe-dev carries the runtime library or commands"; fi
 if [ "$WITH_TOOLS" = 1 ]; then
-    for t in smi info select bench fit; do
+    for t in smi info select bench fit nfd; do
         list "$tools" | grep -qx "/usr/bin/gpuprobe-$t" || die "gpuprobe-tools lacks gpuprobe-$t"
         list "$tools" | grep -qx "/usr/share/man/man1/gpuprobe-$t.1" || die "gpuprobe-tools lacks gpuprobe-$t.1"
     done
@@ -101,12 +101,14 @@ uses_unpacked "$WORK_DIR/consumer" || die "the consumer does not use the unpacke
 
 if [ "$WITH_TOOLS" = 1 ]; then
     step "the unpacked commands"
-    for t in smi info select bench fit; do
+    for t in smi info select bench fit nfd; do
         exe=$root/usr/bin/gpuprobe-$t
         uses_unpacked "$exe" || die "gpuprobe-$t does not find the unpacked library"
         [ "$("$exe" --version)" = "gpuprobe-$t (libgpuprobe) $VERSION" ] || die "gpuprobe-$t --version"
     done
     "$root/usr/bin/gpuprobe-info" || die "gpuprobe-info failed"
+    "$root/usr/bin/gpuprobe-nfd" --output "$WORK_DIR/gpuprobe-labels" || die "gpuprobe-nfd failed"
+    grep -q '^gpuprobe.io/cuda.usable=' "$WORK_DIR/gpuprobe-labels" || die "gpuprobe-nfd wrote no labels"
     "$root/usr/bin/gpuprobe-smi" --json | python3 "$SOURCE_DIR/tests/tools/jsondoc.py" "$root/usr/share/doc/gpuprobe/json.md" \
         || die "gpuprobe-smi --json does not match the installed json.md"
     if command -v man >/dev/null; then

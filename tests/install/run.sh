@@ -117,7 +117,7 @@ run_consumer() { # name program args...
 
 if [ "$WITH_TOOLS" = 1 ]; then
     step "commands and man pages"
-    for t in smi info select bench fit; do
+    for t in smi info select bench fit nfd; do
         exe=$prefix/bin/gpuprobe-$t
         [ -x "$exe" ] || die "bin/gpuprobe-$t not installed"
         [ -f "$prefix/share/man/man1/gpuprobe-$t.1" ] || die "share/man/man1/gpuprobe-$t.1 not installed"
@@ -129,9 +129,12 @@ if [ "$WITH_TOOLS" = 1 ]; then
         [ "$(env -u LD_LIBRARY_PATH "$exe" --version)" = "gpuprobe-$t (libgpuprobe) $VERSION" ] \
             || die "gpuprobe-$t --version"
     done
-    [ -f "$prefix/share/doc/gpuprobe/json.md" ] || die "share/doc/gpuprobe/json.md not installed"
+    for f in json.md kubernetes.md kubernetes/gpuprobe-nfd.yaml kubernetes/pod-example.yaml \
+             kubernetes/Dockerfile; do
+        [ -f "$prefix/share/doc/gpuprobe/$f" ] || die "share/doc/gpuprobe/$f not installed"
+    done
     env -u LD_LIBRARY_PATH "$prefix/bin/gpuprobe-info" || die "the installed gpuprobe-info failed"
-    echo "ok: bin/gpuprobe-{smi,info,select,bench,fit}, their man pages, json.md"
+    echo "ok: bin/gpuprobe-{smi,info,select,bench,fit,nfd}, their man pages, json.md, kubernetes.md"
 fi
 
 step "pkg-config"

@@ -16,6 +16,18 @@
  *                          failure (any bytes)
  *   GPUPROBE_SHIM_NAME     what GPUPROBE_ATTR_NAME returns (any bytes)
  *
+ * and the file calls of an atomic file replacement fail as a full or
+ * broken disk makes them fail:
+ *
+ *   GPUPROBE_SHIM_FS_FAIL  comma-separated names from write, fsync, rename:
+ *                          they fail with errno GPUPROBE_SHIM_ERRNO (a
+ *                          number; default 5, EIO); write and fsync only on
+ *                          descriptors above 2 (files, not the standard
+ *                          streams)
+ *   GPUPROBE_SHIM_WRITE_LIMIT  with write: the first N bytes are written
+ *                          (the write at the limit is short), then writes
+ *                          fail, as on a disk that fills up
+ *
  * A simulated device (a CUDA stack that reports a hostile name itself)
  * replaces GPUPROBE_SHIM_NAME where one is available; the tests are written
  * so that either can drive them (tests/tools.cmake).
@@ -24,8 +36,11 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuprobe.h"
 
@@ -44,23 +59,28 @@ static any_fn real(const char *name)
     return f;
 }
 
-/* Should the call `name` on device index fail? */
-static int fails(const char *name, size_t index, int has_index)
+/* Is name in the comma-separated list? */
+static int listed(const char *list, const char *name)
 {
-    const char *list = getenv("GPUPROBE_SHIM_FAIL");
-    const char *want = getenv("GPUPROBE_SHIM_INDEX");
     size_t n = strlen(name);
-    injected = 0;
-    if (has_index && want && *want && strtoull(want, NULL, 10) != index)
-        return 0;
     for (const char *p = list; p && *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len == n && strncmp(p, name, n) == 0)
-            return injected = 1;
+            return 1;
         p = end ? end + 1 : p + len;
     }
     return 0;
+}
+
+/* Should the call `name` on device index fail? */
+static int fails(const char *name, size_t index, int has_index)
+{
+    const char *want = getenv("GPUPROBE_SHIM_INDEX");
+    injected = 0;
+    if (has_index && want && *want && strtoull(want, NULL, 10) != index)
+        return 0;
+    return injected = listed(getenv("GPUPROBE_SHIM_FAIL"), name);
 }
 
 typedef const char *last_error_fn(const gpuprobe_context *);
@@ -132,4 +152,60 @@ gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t index,
         (!want || !*want || strtoull(want, NULL, 10) == index))
         *out = name;
     return st;
+}
+
+/* ---- file calls ---- */
+
+typedef ssize_t write_fn(int, const void *, size_t);
+typedef int fsync_fn(int);
+typedef int rename_fn(const char *, const char *);
+
+static int fs_fails(const char *name)
+{
+    return listed(getenv("GPUPROBE_SHIM_FS_FAIL"), name);
+}
+
+static int fs_errno(void)
+{
+    const char *e = getenv("GPUPROBE_SHIM_ERRNO");
+    return e && *e ? atoi(e) : EIO;
+}
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+    static size_t written; /* bytes let through to files so far */
+    if (fd > 2 && fs_fails("write")) {
+        const char *limit = getenv("GPUPROBE_SHIM_WRITE_LIMIT");
+        size_t room = limit && *limit ? strtoull(limit, NULL, 10) : 0;
+        room = room > written ? room - written : 0;
+        if (room == 0) {
+            errno = fs_errno();
+            return -1;
+        }
+        if (count > room)
+            count = room;
+        ssize_t n = ((write_fn *)real("write"))(fd, buf, count);
+        if (n > 0)
+            written += (size_t)n;
+        return n;
+    }
+    return ((write_fn *)real("write"))(fd, buf, count);
+}
+
+int fsync(int fd)
+{
+    if (fd > 2 && fs_fails("fsync")) {
+        errno = fs_errno();
+        return -1;
+    }
+    return ((fsync_fn *)real("fsync"))(fd);
+}
+
+int rename(const char *from, const char *to)
+{
+    if (fs_fails("rename")) {
+        errno = fs_errno();
+        return -1;
+    }
+    return ((rename_fn *)real("rename"))(from, to);
 }

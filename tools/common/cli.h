@@ -131,6 +131,11 @@ void cli_endl(void); /* ends the line (an empty one if nothing was put) */
 /* "<prog>: <message>" on stderr, quoted. */
 void cli_err(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* "<what>: <status string>: <gpuprobe_last_error()>" (malloc'd; NULL when
+ * out of memory): what cli_report() prints after the program's name. */
+char *cli_status_text(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
+    CLI_PRINTF(3, 4);
+
 /* "<prog>: <what>: <status string>: <gpuprobe_last_error()>" on stderr. */
 void cli_report(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
     CLI_PRINTF(3, 4);
@@ -178,6 +183,20 @@ int cli_print_doc(struct json_object *doc);
 /* A copy of s with every byte that is not part of valid UTF-8 replaced by
  * U+FFFD (malloc'd; NULL when out of memory). */
 char *cli_utf8_clean(const char *s);
+
+/* ---- files ------------------------------------------------------------------ */
+
+/* Replace the file at path with the len bytes at data, atomically: they go
+ * to a new hidden file beside it (".<name>.<8 hex digits>": readers of a
+ * directory that skip dot files, such as Node Feature Discovery, never see
+ * it), which gets the mode (whatever the umask), is flushed to disk (fsync)
+ * and renamed over path; the directory is then synced (best effort).
+ * Readers see the old file or the new one, never a part of either. Returns
+ * 0, or -1 with errno set and *step naming what failed ("writing the
+ * temporary file", ...): the temporary file is then removed and path is
+ * left as it was. */
+int cli_replace_file(const char *path, const char *data, size_t len, unsigned mode,
+                     const char **step);
 
 /* ---- the end -------------------------------------------------------------- */
 

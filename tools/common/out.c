@@ -310,6 +310,15 @@ static char *status_message(gpuprobe_context *ctx, gpuprobe_status st,
     return msg;
 }
 
+char *cli_status_text(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = status_message(ctx, st, fmt, ap);
+    va_end(ap);
+    return msg;
+}
+
 void cli_report(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
 {
     va_list ap;
