@@ -19,7 +19,9 @@
  *
  * - Every fallible call returns a ::gpuprobe_status. ::GPUPROBE_OK is 0.
  * - When a call that takes a context fails, gpuprobe_last_error() on that
- *   context returns a message saying exactly what failed.
+ *   context returns a message saying exactly what failed. The message does
+ *   not repeat the status's own text, so that a program can print both as
+ *   "<gpuprobe_status_string()>: <message>".
  * - Output pointers are written only on success, unless a function says
  *   otherwise.
  * - `flags` arguments are reserved: they must be 0 unless the function names

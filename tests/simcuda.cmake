@@ -67,17 +67,24 @@ add_dependencies(simcuda_layout ${SIMCUDA_LIBRARIES})
 # ---- tests --------------------------------------------------------------------
 
 # What every scenario run starts from: no CUDA variable of the caller's,
-# the simulated libraries first on the loader's path (extra: more
-# NAME=VALUE settings, e.g. SIMCUDA_FLEET).
+# the simulated libraries first on the loader's path. Further arguments:
+# NAME=VALUE settings (e.g. SIMCUDA_FLEET=...), or NO_DRIVER to leave the
+# simulated driver off the loader's path.
 function(simcuda_test_env test)
-  set(env "CMOCKA_MESSAGE_OUTPUT=stdout;LD_LIBRARY_PATH=${SIMCUDA_DIR}/lib")
+  set(env "CMOCKA_MESSAGE_OUTPUT=stdout")
+  set(mod "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:;CUDA_VISIBLE_DEVICES=unset:;CUDA_DEVICE_ORDER=unset:;NVIDIA_TF32_OVERRIDE=unset:;SIMCUDA_FLEET=unset:;SIMCUDA_CONFIG=unset:;SIMCUDA_LOG=unset:")
+  if("${ARGN}" MATCHES "^NO_DRIVER")
+    string(APPEND mod ";LD_LIBRARY_PATH=unset:")
+    list(REMOVE_AT ARGN 0)
+  else()
+    string(APPEND env ";LD_LIBRARY_PATH=${SIMCUDA_DIR}/lib")
+  endif()
   foreach(e ${ARGN})
     string(REPLACE ";" "\\;" e "${e}")
     string(APPEND env ";${e}")
   endforeach()
-  set_tests_properties(${test} PROPERTIES LABELS scenario TIMEOUT 120
-    ENVIRONMENT "${env}"
-    ENVIRONMENT_MODIFICATION "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:;CUDA_VISIBLE_DEVICES=unset:;CUDA_DEVICE_ORDER=unset:;NVIDIA_TF32_OVERRIDE=unset:;SIMCUDA_FLEET=unset:;SIMCUDA_CONFIG=unset:;SIMCUDA_LOG=unset:")
+  set_tests_properties(${test} PROPERTIES LABELS scenario TIMEOUT 120 SKIP_RETURN_CODE 77
+    ENVIRONMENT "${env}" ENVIRONMENT_MODIFICATION "${mod}")
 endfunction()
 
 # The simulation's own tests, through the CUDA APIs as an application uses them.
@@ -87,3 +94,27 @@ target_link_libraries(sim_selftest PRIVATE simcuda simcuda_driver simcuda_cudart
   simcuda_cublas13 simcuda_nvml PkgConfig::CMOCKA Threads::Threads m)
 add_test(NAME scenario.sim_selftest COMMAND sim_selftest)
 simcuda_test_env(scenario.sim_selftest)
+
+# A scenario program: tests/simcuda/<name>.c, linked with the given
+# libgpuprobe target and the simulation's control API.
+function(simcuda_scenario name)
+  add_executable(${name} ${SIMCUDA_SRC}/${name}.c)
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE SIMCUDA_DIR="${SIMCUDA_DIR}")
+  target_link_libraries(${name} PRIVATE ${ARGN} simcuda PkgConfig::CMOCKA ${CMAKE_DL_LIBS}
+    Threads::Threads m)
+  add_dependencies(${name} simcuda_layout)
+endfunction()
+
+# The shared library exactly as users get it.
+simcuda_scenario(scenario_fleet gpuprobe)
+add_test(NAME scenario.fleet COMMAND scenario_fleet)
+simcuda_test_env(scenario.fleet)
+
+# The causes: the kernel side comes through the sysroot test seam, hence the
+# internal archive (the same objects).
+simcuda_scenario(scenario_causes gpuprobe_internal)
+target_include_directories(scenario_causes PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME scenario.causes COMMAND scenario_causes)
+simcuda_test_env(scenario.causes)
+add_test(NAME scenario.causes_no_driver COMMAND scenario_causes no-driver)
+simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
