@@ -118,3 +118,7 @@ add_test(NAME scenario.causes COMMAND scenario_causes)
 simcuda_test_env(scenario.causes)
 add_test(NAME scenario.causes_no_driver COMMAND scenario_causes no-driver)
 simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
+
+simcuda_scenario(scenario_matmul gpuprobe)
+add_test(NAME scenario.matmul COMMAND scenario_matmul)
+simcuda_test_env(scenario.matmul)
