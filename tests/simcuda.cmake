@@ -67,24 +67,27 @@ add_dependencies(simcuda_layout ${SIMCUDA_LIBRARIES})
 # ---- tests --------------------------------------------------------------------
 
 # What every scenario run starts from: no CUDA variable of the caller's,
-# the simulated libraries first on the loader's path. Further arguments:
-# NAME=VALUE settings (e.g. SIMCUDA_FLEET=...), or NO_DRIVER to leave the
-# simulated driver off the loader's path.
+# the simulated libraries first on the loader's path; NO_DRIVER leaves the
+# simulated driver off it.
 function(simcuda_test_env test)
   set(env "CMOCKA_MESSAGE_OUTPUT=stdout")
   set(mod "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:;CUDA_VISIBLE_DEVICES=unset:;CUDA_DEVICE_ORDER=unset:;NVIDIA_TF32_OVERRIDE=unset:;SIMCUDA_FLEET=unset:;SIMCUDA_CONFIG=unset:;SIMCUDA_LOG=unset:")
-  if("${ARGN}" MATCHES "^NO_DRIVER")
+  if("${ARGN}" STREQUAL "NO_DRIVER")
     string(APPEND mod ";LD_LIBRARY_PATH=unset:")
-    list(REMOVE_AT ARGN 0)
   else()
     string(APPEND env ";LD_LIBRARY_PATH=${SIMCUDA_DIR}/lib")
   endif()
-  foreach(e ${ARGN})
-    string(REPLACE ";" "\\;" e "${e}")
-    string(APPEND env ";${e}")
-  endforeach()
   set_tests_properties(${test} PROPERTIES LABELS scenario TIMEOUT 120 SKIP_RETURN_CODE 77
     ENVIRONMENT "${env}" ENVIRONMENT_MODIFICATION "${mod}")
+endfunction()
+
+# Give a scenario's programs a fleet: the configuration text (';' between
+# lines) goes to a file named after the test, which SIMCUDA_CONFIG names.
+function(simcuda_test_fleet test fleet)
+  string(REPLACE ";" "\n" text "${fleet}")
+  file(WRITE ${SIMCUDA_DIR}/fleets/${test}.conf "${text}\n")
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "SIMCUDA_CONFIG=set:${SIMCUDA_DIR}/fleets/${test}.conf")
 endfunction()
 
 # The simulation's own tests, through the CUDA APIs as an application uses them.
@@ -122,3 +125,109 @@ simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
 simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)
 simcuda_test_env(scenario.matmul)
+
+# ---- the example programs, run whole against simulated fleets ----------------
+#
+# simcuda_program(NAME FLEET REGEX PROGRAM [ARG...]): passes when the output
+# (stdout and stderr) matches REGEX; append "\\[exit status 0\\]" to REGEX to
+# require the status too. simcuda_program_json(NAME FLEET PROGRAM [ARG...]
+# -- EXPECTATION...): the program's JSON must meet every expectation (see
+# json_expect.py). FLEET is configuration text with ';' between lines
+# (written to <build>/simcuda/fleets/<test>.conf for the run). A
+# program named in a run must be a target of this build.
+set(SIMCUDA_ONE_H200 "[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:19:00.0")
+set(SIMCUDA_TWO "[gpu];preset=A100-40GB;uuid=GPU-5e1e0000-a100-4000-8000-00000000000a;pci=0000:21:00.0;free=30GiB;[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:81:00.0;free=120GiB")
+
+function(simcuda_program name fleet regex program)
+  if(NOT TARGET ${program})
+    return()
+  endif()
+  add_test(NAME scenario.program.${name}
+    COMMAND sh -c "\"$@\" 2>&1; echo \"[exit status $?]\"" sh $<TARGET_FILE:${program}> ${ARGN})
+  simcuda_test_env(scenario.program.${name})
+  simcuda_test_fleet(scenario.program.${name} "${fleet}")
+  set_tests_properties(scenario.program.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+endfunction()
+
+find_program(GPUPROBE_PYTHON3 python3)
+function(simcuda_program_json name fleet program)
+  if(NOT TARGET ${program})
+    return()
+  endif()
+  if(NOT GPUPROBE_PYTHON3)
+    add_test(NAME scenario.program.${name} COMMAND sh -c "echo 'SKIP: python3 is needed to check JSON'; exit 77")
+  else()
+    add_test(NAME scenario.program.${name}
+      COMMAND ${GPUPROBE_PYTHON3} ${SIMCUDA_SRC}/json_expect.py $<TARGET_FILE:${program}> ${ARGN})
+  endif()
+  simcuda_test_env(scenario.program.${name})
+  simcuda_test_fleet(scenario.program.${name} "${fleet}")
+endfunction()
+
+# smi: the table row of each GPU; the context's cost measured through NVML.
+simcuda_program(smi.h200 "${SIMCUDA_ONE_H200}"
+  "\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  150\\.2 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 .*the context itself takes: cuda:0 524\\.3 MB\\..*\\[exit status 0\\]"
+  smi)
+simcuda_program_json(smi.h200.json "${SIMCUDA_ONE_H200}" smi --json --
+  cuda_available=true cuda_runtime_version=\"13.0\" cuda_driver_version=\"13.0\"
+  devices.1.name=\"NVIDIA\ H200\" devices.1.uuid=\"GPU-5e1e0000-4200-4000-8000-00000000000b\"
+  devices.1.pci_bus_id=\"0000:19:00.0\" devices.1.memory.total_bytes=150754820096
+  devices.1.memory.available_bytes=150230532096 devices.1.memory.context_bytes=524288000
+  devices.1.memory.created_context=true devices.1.memory.context_measured=true)
+simcuda_program_json(smi.two.json "${SIMCUDA_TWO}" smi --json --
+  devices.1.memory.available_bytes=31687966720 devices.2.memory.available_bytes=128324730880)
+
+# cuda_info: the lesson's lines; why CUDA is not available.
+simcuda_program(cuda_info.two "${SIMCUDA_TWO}"
+  "CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n.*\\[exit status 0\\]"
+  cuda_info)
+simcuda_program_json(cuda_info.two.json "${SIMCUDA_TWO}" cuda_info --json --
+  reason=\"available\" devices.2.name=\"NVIDIA\ H200\" devices.2.compute_capability=\"9.0\"
+  devices.2.multiprocessors=132 devices.1.uuid=\"GPU-5e1e0000-a100-4000-8000-00000000000a\")
+simcuda_program(cuda_info.hidden "${SIMCUDA_TWO}"
+  "CUDA available: False\nCUDA version: 13\\.0\nReason: CUDA devices are hidden by CUDA_VISIBLE_DEVICES \\(.*which hides all 2 GPU\\(s\\)"
+  cuda_info)
+if(TEST scenario.program.cuda_info.hidden)
+  set_property(TEST scenario.program.cuda_info.hidden APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "CUDA_VISIBLE_DEVICES=set:")
+endif()
+simcuda_program_json(cuda_info.driver12.json "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --json --
+  cuda_available=true cuda_runtime_version=\"12.8\" cuda_driver_version=\"12.4\")
+simcuda_program_json(cuda_info.driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --json --
+  cuda_available=false reason=\"driver_too_old\" cuda_driver_version=\"12.4\" cuda_runtime_version=\"13.0\")
+if(TEST scenario.program.cuda_info.driver_too_old.json)
+  set_property(TEST scenario.program.cuda_info.driver_too_old.json APPEND PROPERTY
+    ENVIRONMENT_MODIFICATION "GPUPROBE_CUDA_LIBDIR=set:${SIMCUDA_DIR}/rt13")
+endif()
+
+# select_device: the most free memory wins; a requirement nothing meets is
+# said once (the status text is not repeated in the message).
+simcuda_program(select_device.two "${SIMCUDA_TWO}"
+  "Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n\\[exit status 0\\]"
+  select_device)
+simcuda_program_json(select_device.two.json "${SIMCUDA_TWO}" select_device --json --
+  using=\"cuda:1\" device_index=2 cuda_cause=\"available\")
+simcuda_program(select_device.min_free "${SIMCUDA_TWO}"
+  "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required; cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required; cpu: "
+  select_device --min-free 200e9)
+if(TEST scenario.program.select_device.min_free)
+  set_tests_properties(scenario.program.select_device.min_free PROPERTIES
+    FAIL_REGULAR_EXPRESSION "meets the requirements.*meets the requirements")
+endif()
+
+# vram_capacity: the measured context cost is the reserve.
+simcuda_program(vram_capacity.h200 "${SIMCUDA_ONE_H200}"
+  "cuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.2 GB free\n  usable: 149\\.7 GB = 150\\.2 GB free - 524\\.3 MB for the CUDA context \\(measured on this device\\).*\\[exit status 0\\]"
+  vram_capacity --params 7e9)
+simcuda_program_json(vram_capacity.h200.json "${SIMCUDA_ONE_H200}" vram_capacity --json --
+  devices.1.reserve_source=\"measured\" devices.1.reserve_bytes=524288000
+  devices.1.usable_bytes=149706244096 devices.1.max_params.fp16=74853122048)
+
+# matmul_bench: a verified GPU run, work run at once and deferred.
+simcuda_program(matmul_bench.bf16 "${SIMCUDA_ONE_H200}"
+  "GPU: [^\n]*bf16, median of 3 runs[^\n]*verified\\).*cuBLAS 13\\.1\\.0.*\\[exit status 0\\]"
+  matmul_bench --size 96 --device cuda:0 --dtype bf16 --runs 3)
+simcuda_program_json(matmul_bench.tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" matmul_bench
+  --size 77 --device cuda:0 --dtype tf32 --runs 3 --json --
+  results.0.status=\"ok\" results.0.verified=true results.0.runs=3
+  results.0.compute_type=\"CUBLAS_COMPUTE_32F_FAST_TF32\")
