@@ -131,6 +131,7 @@ static void precisions(void **state)
                 gpuprobe_matmul_result_destroy(r);
                 assert_run_left_nothing(0);
             }
+        assert_only_simulated_cuda();
         assert_int_equal(unit_state(0).blas_handles, 1); /* one per device, kept */
         gpuprobe_context_destroy(ctx);
     }

@@ -655,6 +655,25 @@ static void gemm_precisions(void **state)
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), CUBLAS_STATUS_ARCH_MISMATCH);
     assert_int_equal(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
 
+    /* fp64 computes in fp64. */
+    assert_int_equal(cudaSetDevice(0), cudaSuccess);
+    assert_int_equal(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+    {
+        double x[2] = {1.0 + ldexp(1.0, -40), 3.0}, y = 0, done = 1, dzero = 0;
+        void *dx, *dy;
+        assert_int_equal(cudaMalloc(&dx, sizeof x), cudaSuccess);
+        assert_int_equal(cudaMalloc(&dy, sizeof y), cudaSuccess);
+        assert_int_equal(cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice), cudaSuccess);
+        assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &done, dx, CUDA_R_64F, 1,
+                                      (char *)dx + 8, CUDA_R_64F, 1, &dzero, dy, CUDA_R_64F, 1,
+                                      CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT), CUBLAS_STATUS_SUCCESS);
+        assert_int_equal(cudaMemcpy(&y, dy, sizeof y, cudaMemcpyDeviceToHost), cudaSuccess);
+        assert_true(y == 3.0 + 3 * ldexp(1.0, -40));
+        cudaFree(dx);
+        cudaFree(dy);
+    }
+    assert_int_equal(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
+
     /* The negative controls compute something else. */
     assert_int_equal(cudaSetDevice(0), cudaSuccess);
     assert_int_equal(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
