@@ -414,8 +414,9 @@ static void no_device(gpuprobe_context *ctx, gp_cuda *c, const char *what)
     else
         set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
                   "%s: no CUDA device is visible; CUDA_VISIBLE_DEVICES is set "
-                  "to \"%s\" (whether it hides GPUs cannot be told: neither "
-                  "NVML nor /proc/driver/nvidia/gpus lists them)", what, q);
+                  "to \"%s\" (whether it hides GPUs cannot be told: %s)", what, q,
+                  k < 0 ? "neither NVML nor /proc/driver/nvidia/gpus lists the GPUs"
+                        : "its first entry is a UUID NVML cannot check");
 }
 
 static void too_old(gpuprobe_context *ctx, const char *extra)

@@ -129,6 +129,8 @@ static const cause_case cases[] = {
      "CUDA_VISIBLE_DEVICES=\"0,1\" selects"},
     {"CUDA_VISIBLE_DEVICES selects by UUID", "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO,
      "GPU-5e1e0000-a1", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE, "selects"},
+    {"a MIG entry cannot be checked", "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO, "MIG-1234",
+     NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE, "cannot be told: its first entry is a UUID"},
     {"hidden, GPUs counted by the kernel driver (no NVML)",
      "nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" TWO, "", NULL, 1, 2,
      GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 2 GPU(s)"},
