@@ -133,13 +133,27 @@ simcuda_test_env(scenario.matmul)
 # require the status too. simcuda_program_json(NAME FLEET PROGRAM [ARG...]
 # -- EXPECTATION...): the program's JSON must meet every expectation (see
 # json_expect.py). FLEET is configuration text with ';' between lines
-# (written to <build>/simcuda/fleets/<test>.conf for the run). A
-# program named in a run must be a target of this build.
+# (written to <build>/simcuda/fleets/<test>.conf for the run). PROGRAM is
+# the program's target name.
 set(SIMCUDA_ONE_H200 "[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:19:00.0")
 set(SIMCUDA_TWO "[gpu];preset=A100-40GB;uuid=GPU-5e1e0000-a100-4000-8000-00000000000a;pci=0000:21:00.0;free=30GiB;[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:81:00.0;free=120GiB")
 
+# A run whose program is not a target: skipped when the examples are not
+# built, else a failing test (a renamed program must not drop its runs).
+function(simcuda_missing_program name program)
+  if(GPUPROBE_BUILD_EXAMPLES)
+    add_test(NAME scenario.program.${name}
+      COMMAND sh -c "echo 'no program target named ${program}: update tests/simcuda.cmake'; exit 1")
+  else()
+    add_test(NAME scenario.program.${name}
+      COMMAND sh -c "echo 'SKIP: the example programs are not built'; exit 77")
+  endif()
+  set_tests_properties(scenario.program.${name} PROPERTIES LABELS scenario SKIP_RETURN_CODE 77)
+endfunction()
+
 function(simcuda_program name fleet regex program)
   if(NOT TARGET ${program})
+    simcuda_missing_program(${name} ${program})
     return()
   endif()
   add_test(NAME scenario.program.${name}
@@ -152,6 +166,7 @@ endfunction()
 find_program(GPUPROBE_PYTHON3 python3)
 function(simcuda_program_json name fleet program)
   if(NOT TARGET ${program})
+    simcuda_missing_program(${name} ${program})
     return()
   endif()
   if(NOT GPUPROBE_PYTHON3)
