@@ -191,6 +191,22 @@ sim_ctx *sim_current(void)
     return t->depth ? t->stack[t->depth - 1] : NULL;
 }
 
+/* The log keeps names of its own: a front end's strings go away if the
+ * program unloads that library (the CUDA loader closes a runtime it only
+ * asked for its version). */
+static const char *intern(const char *func)
+{
+    static char names[256][64];
+    static size_t n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], func) == 0)
+            return names[i];
+    if (n == sizeof names / sizeof names[0] || strlen(func) >= sizeof names[0])
+        return "(unlisted)";
+    strcpy(names[n], func);
+    return names[n++];
+}
+
 static size_t log_add(const char *func, const sim_tls *t)
 {
     if (sim.nlog == sim.caplog) {
@@ -206,7 +222,7 @@ static size_t log_add(const char *func, const sim_tls *t)
     simcuda_call *e = &sim.log[sim.nlog];
     memset(e, 0, sizeof *e);
     e->seq = ++sim.seq;
-    e->func = func;
+    e->func = intern(func);
     e->thread = t->id;
     e->gpu = unit_index(t->depth ? t->stack[t->depth - 1] : NULL);
     e->gpu_after = e->gpu;
