@@ -167,6 +167,36 @@ static int hexval(int c)
     return -1;
 }
 
+/* A string value: its bytes as written, except the escapes \\ (a
+ * backslash), \n (a newline) and \xHH (any byte but 0), so that a value can
+ * hold what a line cannot (a newline, ';', '#', blanks at either end) and
+ * the bytes a test wants raw (control bytes, invalid UTF-8). 0 on success,
+ * -1 for a bad escape, -2 when the result needs more than size - 1 bytes. */
+static int parse_string(const char *v, char *out, size_t size)
+{
+    size_t n = 0;
+    while (*v) {
+        int c = (unsigned char)*v++;
+        if (c == '\\') {
+            if (*v == '\\' || *v == 'n') {
+                c = *v++ == 'n' ? '\n' : '\\';
+            } else if (*v == 'x' && hexval(v[1]) >= 0 && hexval(v[2]) >= 0) {
+                c = hexval(v[1]) * 16 + hexval(v[2]);
+                v += 3;
+                if (c == 0)
+                    return -1;
+            } else {
+                return -1;
+            }
+        }
+        if (n + 1 >= size)
+            return -2;
+        out[n++] = (char)c;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (or MIG-), 32 hex digits. */
 static int parse_uuid(const char *v, const char *prefix, char *text, size_t tsize,
                       unsigned char bytes[16])
@@ -325,13 +355,18 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
     uint64_t b;
     long x;
     switch (def->kind) {
-    case K_STRING:
-        if (strlen(v) >= def->size)
+    case K_STRING: {
+        char s[SIM_NAME_LEN]; /* the longest string field */
+        int r = parse_string(v, s, def->size < sizeof s ? def->size : sizeof s);
+        if (r == -1)
+            return fail(err, esize, line, "%s: '%s': a backslash starts \\\\, \\n or \\xHH (not \\x00)", k, v);
+        if (r != 0)
             return fail(err, esize, line, "%s is longer than %zu bytes", k, def->size - 1);
-        memcpy(base + def->off, v, strlen(v) + 1);
+        memcpy(base + def->off, s, strlen(s) + 1);
         if (strcmp(k, "name") == 0)
             sec->set_name = 1;
         return 0;
+    }
     case K_BYTES:
         if (parse_bytes(v, &b) != 0)
             return fail(err, esize, line, "%s: '%s' is not a byte count (e.g. 141GiB, 500MiB, 80e9)", k, v);

@@ -89,6 +89,10 @@ static void config_errors(void **state)
         "[cpu]\n",
         "gemm_bug = sideways\n",
         "[gpu]\nmode = deferred\n",           /* global key in a section */
+        "[gpu]\nname = a\\qb\n",              /* unknown escape */
+        "[gpu]\nname = a\\x4\n",              /* short escape */
+        "[gpu]\nname = a\\x00b\n",            /* a NUL cannot be a name byte */
+        "[gpu]\nname = a\\\n",               /* a backslash at the end */
     };
     configure("[gpu]\npreset = T4\n");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -111,6 +115,11 @@ static void config_errors(void **state)
     assert_int_equal(sms, 7);
     assert_int_equal(simcuda_set("mode = deferred"), 0);
     assert_int_equal(simcuda_set("[gpu]"), -1);
+    /* String escapes: the bytes a line cannot hold, and raw ones. */
+    configure("[gpu]; name = \\x20q\"\\x1b[31m\\x3b\\x23\\n\\xff\\\\z\\x20 # comment");
+    assert_int_equal(cuInit(0), CUDA_SUCCESS);
+    assert_int_equal(cuDeviceGetName(name, sizeof name, 0), CUDA_SUCCESS);
+    assert_string_equal(name, " q\"\x1b[31m;#\n\xff\\z ");
 }
 
 /* ---- the driver ---- */
