@@ -126,123 +126,170 @@ simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)
 simcuda_test_env(scenario.matmul)
 
-# ---- the example programs, run whole against simulated fleets ----------------
+# ---- the commands and the example programs, whole, against simulated fleets ---
 #
-# simcuda_program(NAME FLEET REGEX PROGRAM [ARG...]): passes when the output
-# (stdout and stderr) matches REGEX; append "\\[exit status 0\\]" to REGEX to
-# require the status too. simcuda_program_json(NAME FLEET PROGRAM [ARG...]
-# -- EXPECTATION...): the program's JSON must meet every expectation (see
-# json_expect.py). FLEET is configuration text with ';' between lines
-# (written to <build>/simcuda/fleets/<test>.conf for the run). PROGRAM is
-# the program's target name.
+# simcuda_program(CASE FLEET PROGRAM [run.py options] -- [ARG...]): the test
+# scenario.program.PROGRAM.CASE runs PROGRAM (a command or example target)
+# through tests/tools/run.py (see its header for the checks) against FLEET,
+# configuration text with ';' between lines (written to
+# <build>/simcuda/fleets/<test>.conf for the run). A run with --json among
+# its arguments is also checked against docs/json.md.
+include(${CMAKE_CURRENT_SOURCE_DIR}/tools/run.cmake)
 set(SIMCUDA_ONE_H200 "[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:19:00.0")
 set(SIMCUDA_TWO "[gpu];preset=A100-40GB;uuid=GPU-5e1e0000-a100-4000-8000-00000000000a;pci=0000:21:00.0;free=30GiB;[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:81:00.0;free=120GiB")
 
-# A run whose program is not a target: skipped when the examples are not
-# built, else a failing test (a renamed program must not drop its runs).
-function(simcuda_missing_program name program)
-  if(GPUPROBE_BUILD_EXAMPLES)
-    add_test(NAME scenario.program.${name}
-      COMMAND sh -c "echo 'no program target named ${program}: update tests/simcuda.cmake'; exit 1")
-  else()
-    add_test(NAME scenario.program.${name}
-      COMMAND sh -c "echo 'SKIP: the example programs are not built'; exit 77")
-  endif()
-  set_tests_properties(scenario.program.${name} PROPERTIES LABELS scenario SKIP_RETURN_CODE 77)
-endfunction()
-
-function(simcuda_program name fleet regex program)
+function(simcuda_program case fleet program)
+  set(name scenario.program.${program}.${case})
   if(NOT TARGET ${program})
-    simcuda_missing_program(${name} ${program})
+    # Skipped when that kind of program is not built; else a failing test
+    # (a renamed program must not drop its runs silently).
+    if(program MATCHES "^gpuprobe-")
+      set(built ${GPUPROBE_BUILD_TOOLS})
+    else()
+      set(built ${GPUPROBE_BUILD_EXAMPLES})
+    endif()
+    if(built)
+      add_test(NAME ${name} COMMAND sh -c "echo 'no program target named ${program}: update tests/simcuda.cmake'; exit 1")
+    else()
+      add_test(NAME ${name} COMMAND sh -c "echo 'SKIP: ${program} is not built'; exit 77")
+    endif()
+    set_tests_properties(${name} PROPERTIES LABELS scenario SKIP_RETURN_CODE 77)
     return()
   endif()
-  add_test(NAME scenario.program.${name}
-    COMMAND sh -c "\"$@\" 2>&1; echo \"[exit status $?]\"" sh $<TARGET_FILE:${program}> ${ARGN})
-  simcuda_test_env(scenario.program.${name})
-  simcuda_test_fleet(scenario.program.${name} "${fleet}")
-  set_tests_properties(scenario.program.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}")
+  set(json "")
+  list(FIND ARGN "--" cut)
+  if(cut GREATER -1)
+    list(SUBLIST ARGN ${cut} -1 args)
+    if("--json" IN_LIST args)
+      set(json --json ${GPUPROBE_JSON_DOC})
+    endif()
+  endif()
+  gpuprobe_run_test(${name} ${program} ${json} ${ARGN})
+  simcuda_test_env(${name})
+  simcuda_test_fleet(${name} "${fleet}")
 endfunction()
 
-find_program(GPUPROBE_PYTHON3 python3)
-function(simcuda_program_json name fleet program)
-  if(NOT TARGET ${program})
-    simcuda_missing_program(${name} ${program})
-    return()
-  endif()
-  if(NOT GPUPROBE_PYTHON3)
-    add_test(NAME scenario.program.${name} COMMAND sh -c "echo 'SKIP: python3 is needed to check JSON'; exit 77")
-  else()
-    add_test(NAME scenario.program.${name}
-      COMMAND ${GPUPROBE_PYTHON3} ${SIMCUDA_SRC}/json_expect.py $<TARGET_FILE:${program}> ${ARGN})
-  endif()
-  simcuda_test_env(scenario.program.${name})
-  simcuda_test_fleet(scenario.program.${name} "${fleet}")
-endfunction()
+# gpuprobe-smi: the table row of each GPU; the context's cost measured
+# through NVML; only the GPUs CUDA_VISIBLE_DEVICES leaves, renumbered.
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty
+  --out "Driver CUDA Version: 13\\.0    CUDA Runtime Version: 13\\.0\n"
+  --out "\n\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  150\\.2 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 +\\|\n"
+  --out "\nFree memory was read after creating a CUDA context on each GPU\\x3b the context itself takes: cuda:0 524\\.3 MB\\.\n")
+simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty
+  --json-eq cuda_available=true --json-eq reason=\"available\"
+  --json-eq cuda_runtime_version=\"13.0\" --json-eq cuda_driver_version=\"13.0\"
+  --json-eq devices.1.name=\"NVIDIA\ H200\" --json-eq devices.1.uuid=\"GPU-5e1e0000-4200-4000-8000-00000000000b\"
+  --json-eq devices.1.pci_bus_id=\"0000:19:00.0\" --json-eq devices.1.memory.total_bytes=150754820096
+  --json-eq devices.1.memory.available_bytes=150230532096 --json-eq devices.1.memory.context_bytes=524288000
+  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=true
+  --json-eq devices.1.error=null -- --json)
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty
+  --out "\n\\|   0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|   31\\.7 GB \\| 8\\.0  \\|  108 \\| 0000:21:00\\.0 +\\|\n\\|   1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n"
+  --out "takes: cuda:0 524\\.3 MB cuda:1 524\\.3 MB\\.\n")
+simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-smi --err-empty
+  --json-eq devices.1.spec=\"cuda:0\" --json-eq devices.1.memory.available_bytes=31687966720
+  --json-eq devices.2.spec=\"cuda:1\" --json-eq devices.2.memory.available_bytes=128324730880 -- --json)
+simcuda_program(visible_1 "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES=1 --clean --err-empty
+  --out "\n\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n\\+"
+  --no-out "A100")
+simcuda_program(hidden.json "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES= --err-empty
+  --json-eq cuda_available=false --json-eq reason=\"devices_hidden\"
+  --json-has "detail=which hides all 2 GPU(s)" --json-eq devices.0.spec=\"cpu\" -- --json)
 
-# smi: the table row of each GPU; the context's cost measured through NVML.
-simcuda_program(smi.h200 "${SIMCUDA_ONE_H200}"
-  "\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  150\\.2 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 .*the context itself takes: cuda:0 524\\.3 MB\\..*\\[exit status 0\\]"
-  smi)
-simcuda_program_json(smi.h200.json "${SIMCUDA_ONE_H200}" smi --json --
-  cuda_available=true cuda_runtime_version=\"13.0\" cuda_driver_version=\"13.0\"
-  devices.1.name=\"NVIDIA\ H200\" devices.1.uuid=\"GPU-5e1e0000-4200-4000-8000-00000000000b\"
-  devices.1.pci_bus_id=\"0000:19:00.0\" devices.1.memory.total_bytes=150754820096
-  devices.1.memory.available_bytes=150230532096 devices.1.memory.context_bytes=524288000
-  devices.1.memory.created_context=true devices.1.memory.context_measured=true)
-simcuda_program_json(smi.two.json "${SIMCUDA_TWO}" smi --json --
-  devices.1.memory.available_bytes=31687966720 devices.2.memory.available_bytes=128324730880)
+# gpuprobe-info: the lesson's lines; why CUDA is not available.
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-info --clean --err-empty
+  --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
+simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-info --err-empty
+  --json-eq reason=\"available\" --json-eq devices.2.name=\"NVIDIA\ H200\"
+  --json-eq devices.2.compute_capability=\"9.0\" --json-eq devices.2.multiprocessors=132
+  --json-eq devices.1.uuid=\"GPU-5e1e0000-a100-4000-8000-00000000000a\" -- --json)
+simcuda_program(hidden "${SIMCUDA_TWO}" gpuprobe-info --env CUDA_VISIBLE_DEVICES= --clean
+  --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: CUDA devices are hidden by CUDA_VISIBLE_DEVICES \\(.*which hides all 2 GPU\\(s\\)")
+# The driver supports CUDA 12.4: the CUDA 13 runtime refuses it, so the
+# library falls back to libcudart.so.12 ...
+simcuda_program(driver12.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gpuprobe-info --err-empty
+  --json-eq cuda_available=true --json-eq cuda_runtime_version=\"12.8\"
+  --json-eq cuda_driver_version=\"12.4\" -- --json)
+# ... unless only the CUDA 13 runtime is there.
+simcuda_program(driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gpuprobe-info
+  --env GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13
+  --json-eq cuda_available=false --json-eq reason=\"driver_too_old\"
+  --json-eq cuda_driver_version=\"12.4\" --json-eq cuda_runtime_version=\"13.0\" -- --json)
 
-# cuda_info: the lesson's lines; why CUDA is not available.
-simcuda_program(cuda_info.two "${SIMCUDA_TWO}"
-  "CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n.*\\[exit status 0\\]"
-  cuda_info)
-simcuda_program_json(cuda_info.two.json "${SIMCUDA_TWO}" cuda_info --json --
-  reason=\"available\" devices.2.name=\"NVIDIA\ H200\" devices.2.compute_capability=\"9.0\"
-  devices.2.multiprocessors=132 devices.1.uuid=\"GPU-5e1e0000-a100-4000-8000-00000000000a\")
-simcuda_program(cuda_info.hidden "${SIMCUDA_TWO}"
-  "CUDA available: False\nCUDA version: 13\\.0\nReason: CUDA devices are hidden by CUDA_VISIBLE_DEVICES \\(.*which hides all 2 GPU\\(s\\)"
-  cuda_info)
-if(TEST scenario.program.cuda_info.hidden)
-  set_property(TEST scenario.program.cuda_info.hidden APPEND PROPERTY ENVIRONMENT_MODIFICATION
-    "CUDA_VISIBLE_DEVICES=set:")
-endif()
-simcuda_program_json(cuda_info.driver12.json "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --json --
-  cuda_available=true cuda_runtime_version=\"12.8\" cuda_driver_version=\"12.4\")
-simcuda_program_json(cuda_info.driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --json --
-  cuda_available=false reason=\"driver_too_old\" cuda_driver_version=\"12.4\" cuda_runtime_version=\"13.0\")
-if(TEST scenario.program.cuda_info.driver_too_old.json)
-  set_property(TEST scenario.program.cuda_info.driver_too_old.json APPEND PROPERTY
-    ENVIRONMENT_MODIFICATION "GPUPROBE_CUDA_LIBDIR=set:${SIMCUDA_DIR}/rt13")
-endif()
+# gpuprobe-select: the most free memory wins; cuda:1 asked for by name; a
+# requirement nothing meets is said once (the status text is not repeated).
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty
+  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n$")
+simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
+  --json-eq using=\"cuda:1\" --json-eq device_index=2 --json-eq cuda_cause=\"available\" -- --json)
+simcuda_program(cuda_1.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
+  --json-eq using=\"cuda:1\" --json-eq name=\"NVIDIA\ H200\" -- --device cuda:1 --json)
+simcuda_program(min_free "${SIMCUDA_TWO}" gpuprobe-select --rc 1 --out-empty
+  --err "^gpuprobe-select: selecting a device: no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required\\x3b cpu: "
+  --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
 
-# select_device: the most free memory wins; a requirement nothing meets is
-# said once (the status text is not repeated in the message).
-simcuda_program(select_device.two "${SIMCUDA_TWO}"
-  "Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n\\[exit status 0\\]"
-  select_device)
-simcuda_program_json(select_device.two.json "${SIMCUDA_TWO}" select_device --json --
-  using=\"cuda:1\" device_index=2 cuda_cause=\"available\")
-simcuda_program(select_device.min_free "${SIMCUDA_TWO}"
-  "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required; cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required; cpu: "
-  select_device --min-free 200e9)
-if(TEST scenario.program.select_device.min_free)
-  set_tests_properties(scenario.program.select_device.min_free PROPERTIES
-    FAIL_REGULAR_EXPRESSION "meets the requirements.*meets the requirements")
-endif()
+# gpuprobe-fit: the measured context cost is the reserve.
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty
+  --out "\ncuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.2 GB free\n  usable: 149\\.7 GB = 150\\.2 GB free - 524\\.3 MB for the CUDA context \\(measured on this device\\)\n"
+  --out "\n    bf16 training  needs  112\\.0 GB: fits\n\n$" -- --params 7e9)
+simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty
+  --json-eq devices.1.device=\"cuda:0\" --json-eq devices.1.reserve_source=\"measured\"
+  --json-eq devices.1.reserve_bytes=524288000 --json-eq devices.1.usable_bytes=149706244096
+  --json-eq devices.1.max_params.fp16=74853122048 -- --json)
 
-# vram_capacity: the measured context cost is the reserve.
-simcuda_program(vram_capacity.h200 "${SIMCUDA_ONE_H200}"
-  "cuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.2 GB free\n  usable: 149\\.7 GB = 150\\.2 GB free - 524\\.3 MB for the CUDA context \\(measured on this device\\).*\\[exit status 0\\]"
-  vram_capacity --params 7e9)
-simcuda_program_json(vram_capacity.h200.json "${SIMCUDA_ONE_H200}" vram_capacity --json --
-  devices.1.reserve_source=\"measured\" devices.1.reserve_bytes=524288000
-  devices.1.usable_bytes=149706244096 devices.1.max_params.fp16=74853122048)
+# gpuprobe-bench: a verified GPU run, work run at once and deferred.
+simcuda_program(bf16 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
+  --out "\nGPU: [^\n]*\\(bf16, median of 3 runs, [^\n]*, verified\\)\n +cuBLAS 13\\.1\\.0 \\(cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F\\) on NVIDIA H200"
+  -- --size 96 --device cuda:0 --dtype bf16 --runs 3)
+simcuda_program(tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" gpuprobe-bench --err-empty
+  --json-eq results.0.device=\"cuda:0\" --json-eq results.0.error=null
+  --json-eq results.0.verified=true --json-eq results.0.runs=3
+  --json-eq results.0.compute_type=\"CUBLAS_COMPUTE_32F_FAST_TF32\"
+  -- --size 77 --device cuda:0 --dtype tf32 --runs 3 --json)
+simcuda_program(cuda_1.fp16.json "${SIMCUDA_TWO}" gpuprobe-bench --err-empty
+  --json-eq results.0.device=\"cuda:1\" --json-eq results.0.device_name=\"NVIDIA\ H200\"
+  --json-eq results.0.verified=true -- --size 40 --device cuda:1 --dtype fp16 --runs 2 --json)
 
-# matmul_bench: a verified GPU run, work run at once and deferred.
-simcuda_program(matmul_bench.bf16 "${SIMCUDA_ONE_H200}"
-  "GPU: [^\n]*bf16, median of 3 runs[^\n]*verified\\).*cuBLAS 13\\.1\\.0.*\\[exit status 0\\]"
-  matmul_bench --size 96 --device cuda:0 --dtype bf16 --runs 3)
-simcuda_program_json(matmul_bench.tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" matmul_bench
-  --size 77 --device cuda:0 --dtype tf32 --runs 3 --json --
-  results.0.status=\"ok\" results.0.verified=true results.0.runs=3
-  results.0.compute_type=\"CUBLAS_COMPUTE_32F_FAST_TF32\")
+# A simulated GPU whose name holds hostile bytes (the library keeps them in
+# GPUPROBE_ATTR_NAME; its own messages show them as '?'): text shows them
+# escaped, JSON round-trips them (0xff as U+FFFD).
+set(hostile_re "q\"\\\\x1b.31mRED\\\\x01\\\\nNL\\\\xff\\\\\\\\z")
+gpuprobe_hostile_output_tests(sim_name
+  TEXT_HAS "smi:\n\\|   0 \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU: ${hostile_re}\n"
+           "select:\nDevice: ${hostile_re}\nReason: auto: cuda:0 \\(q\"\\?.31mRED\\?\\?NL\\?"
+           "fit:\ncuda:0 \\(${hostile_re}\\)\n" "bench:cuBLAS [^\n]* on ${hostile_re}"
+  JSON_HAS "smi:devices.1.name=${GPUPROBE_HOSTILE}" "info:devices.1.name=${GPUPROBE_HOSTILE}"
+           "select:name=${GPUPROBE_HOSTILE}" "fit:devices.1.name=${GPUPROBE_HOSTILE}"
+           "bench:results.1.device_name=${GPUPROBE_HOSTILE}")
+foreach(t ${GPUPROBE_TOOLS})
+  foreach(suffix "" _json)
+    simcuda_test_env(tools.${t}.hostile_sim_name${suffix})
+    simcuda_test_fleet(tools.${t}.hostile_sim_name${suffix} "[gpu];preset=H200;name=${GPUPROBE_HOSTILE}")
+  endforeach()
+endforeach()
+
+# The example programs, text only: the same fleets, the lesson's lines.
+simcuda_program(two "${SIMCUDA_TWO}" smi --clean --err-empty
+  --out "^cpu     [^\n]+\ncuda:0  NVIDIA A100-SXM4-40GB: 42\\.5 GB total, 31\\.7 GB free, compute capability 8\\.0\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free, compute capability 9\\.0\n$")
+simcuda_program(two "${SIMCUDA_TWO}" cuda_info --clean --err-empty
+  --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
+simcuda_program(hidden "${SIMCUDA_TWO}" cuda_info --env CUDA_VISIBLE_DEVICES= --clean
+  --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: CUDA devices are hidden by CUDA_VISIBLE_DEVICES \\(.*which hides all 2 GPU\\(s\\)")
+simcuda_program(driver12 "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --clean --err-empty
+  --out "^CUDA available: True\nCUDA version: 12\\.8\nGPU: NVIDIA H200\n")
+simcuda_program(driver_too_old "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info
+  --env GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13 --clean
+  --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: the NVIDIA driver is too old for the CUDA runtime \\(driver supports CUDA 12\\.4, runtime is 13\\.0")
+simcuda_program(two "${SIMCUDA_TWO}" select_device --clean --err-empty
+  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n$")
+simcuda_program(cuda_0 "${SIMCUDA_TWO}" select_device --clean --err-empty
+  --out "^Using: cuda:0\nDevice: NVIDIA A100-SXM4-40GB\n" -- --device cuda:0)
+simcuda_program(min_free "${SIMCUDA_TWO}" select_device --rc 1
+  --err "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required\\x3b cpu: "
+  --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty
+  --out "\ncuda:0: 149\\.7 GB usable of 150\\.8 GB total \\(free minus the measured CUDA context\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
+  -- --params 7e9)
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
+  --out "\nGPU: [^\n]*\\(median of 5 runs, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
+  --out "\nSpeedup: [0-9.]+x\n$" -- --size 64)
