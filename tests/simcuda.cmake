@@ -250,6 +250,33 @@ simcuda_program(cuda_1.fp16.json "${SIMCUDA_TWO}" gpuprobe-bench --err-empty
   --json-eq results.0.device=\"cuda:1\" --json-eq results.0.device_name=\"NVIDIA\ H200\"
   --json-eq results.0.verified=true -- --size 40 --device cuda:1 --dtype fp16 --runs 2 --json)
 
+# A failed memory query (the driver's cuMemGetInfo): the row says '?', the
+# reason is on stderr, the exit status is 1; in JSON the device's error
+# object. The first call is cuda:0's, the second cuda:1's.
+set(fail_gpu0 "fail=cuMemGetInfo_v2:1;${SIMCUDA_TWO}")
+set(fail_gpu1 "fail=cuMemGetInfo_v2:2;${SIMCUDA_TWO}")
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi --rc 1 --clean
+  --out "\n\\|   0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|         \\? \\| 8\\.0  \\|"
+  --out "\n\\|   1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\|"
+  --out "the context itself takes: cuda:1 524\\.3 MB\\.\n"
+  --err "^gpuprobe-smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
+simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-smi --rc 1
+  --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=31687966720
+  --json-eq devices.2.memory=null --json-eq devices.2.error.status=\"cuda\"
+  --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1 (NVIDIA H200) failed with CUDA_ERROR_UNKNOWN"
+  --err "^gpuprobe-smi: cuda:1: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:1 " -- --json)
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-fit --rc 1 --clean
+  --out "\ncuda:0 \\(NVIDIA A100-SXM4-40GB\\)\n  memory: unknown"
+  --err "^gpuprobe-fit: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
+simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-fit --rc 1
+  --json-eq devices.1.error=null --json-eq devices.2.error.status=\"cuda\"
+  --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1" -- --json)
+# NVML only measures the context's cost: when its memory query fails the
+# free memory still comes from the driver, unmeasured, and nothing failed.
+simcuda_program(nvml_memory_failure.json "fail=nvmlDeviceGetMemoryInfo:1+;${SIMCUDA_ONE_H200}" gpuprobe-smi
+  --err-empty --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=150230532096
+  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=false -- --json)
+
 # A simulated GPU whose name holds hostile bytes (the library keeps them in
 # GPUPROBE_ATTR_NAME; its own messages show them as '?'): text shows them
 # escaped, JSON round-trips them (0xff as U+FFFD).
@@ -271,6 +298,12 @@ endforeach()
 # The example programs, text only: the same fleets, the lesson's lines.
 simcuda_program(two "${SIMCUDA_TWO}" smi --clean --err-empty
   --out "^cpu     [^\n]+\ncuda:0  NVIDIA A100-SXM4-40GB: 42\\.5 GB total, 31\\.7 GB free, compute capability 8\\.0\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free, compute capability 9\\.0\n$")
+simcuda_program(memory_failure "${fail_gpu0}" smi --rc 1 --clean
+  --out "\ncuda:0  NVIDIA A100-SXM4-40GB: memory unknown\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free"
+  --err "^smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
+simcuda_program(memory_failure "${fail_gpu0}" vram_capacity --rc 1 --clean
+  --out "\ncuda:1: 127\\.8 GB usable" --no-out "cuda:0"
+  --err "^vram_capacity: cuda:0: capacity: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
 simcuda_program(two "${SIMCUDA_TWO}" cuda_info --clean --err-empty
   --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
 simcuda_program(hidden "${SIMCUDA_TWO}" cuda_info --env CUDA_VISIBLE_DEVICES= --clean
