@@ -133,7 +133,8 @@ simcuda_test_env(scenario.matmul)
 # through tests/tools/run.py (see its header for the checks) against FLEET,
 # configuration text with ';' between lines (written to
 # <build>/simcuda/fleets/<test>.conf for the run). A run with --json among
-# its arguments is also checked against docs/json.md.
+# its arguments is also checked against docs/json.md. CMake splits
+# arguments at ';': a regex writes it \x3b.
 include(${CMAKE_CURRENT_SOURCE_DIR}/tools/run.cmake)
 set(SIMCUDA_ONE_H200 "[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:19:00.0")
 set(SIMCUDA_TWO "[gpu];preset=A100-40GB;uuid=GPU-5e1e0000-a100-4000-8000-00000000000a;pci=0000:21:00.0;free=30GiB;[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:81:00.0;free=120GiB")
