@@ -65,7 +65,8 @@ int main(int argc, char **argv)
         cli_line("%s: %s usable of %s total (%s)", spec, usable, total,
                  cap.reserve_source == GPUPROBE_RESERVE_NONE ? "available RAM"
                  : cap.reserve_source == GPUPROBE_RESERVE_MEASURED ? "free minus the measured CUDA context"
-                                                                   : "free minus a default CUDA context reserve");
+                 : cap.reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD ? "free inside this process's CUDA context"
+                                                                       : "free minus a default CUDA context reserve");
         if (!params) {
             cli_count(count_s, sizeof count_s, cap.max_params);
             cli_line("  largest fp16 model: %s parameters%s", count_s,

@@ -19,7 +19,9 @@
  *
  * - Every fallible call returns a ::gpuprobe_status. ::GPUPROBE_OK is 0.
  * - When a call that takes a context fails, gpuprobe_last_error() on that
- *   context returns a message saying exactly what failed.
+ *   context returns a message saying exactly what failed. The message does
+ *   not repeat the status's own text, so that a program can print both as
+ *   "<gpuprobe_status_string()>: <message>".
  * - Output pointers are written only on success, unless a function says
  *   otherwise.
  * - `flags` arguments are reserved: they must be 0 unless the function names
@@ -189,7 +191,21 @@ typedef struct gpuprobe_context gpuprobe_context;
 GPUPROBE_API gpuprobe_status gpuprobe_context_create(gpuprobe_context **out,
                                                      unsigned flags);
 
-/** Destroy a context and release everything it owns. NULL is accepted. */
+/**
+ * Destroy a context and release everything it owns. NULL is accepted.
+ *
+ * CUDA: the cuBLAS handles, streams, events and buffers of the context's GPU
+ * matmuls are destroyed, and the reference it took on each device's primary
+ * context (by memory queries and matmuls) is released; a primary context
+ * that nothing else holds is then destroyed and its device memory freed.
+ * One thing outlives the gpuprobe context: once a GPU matmul has run on a
+ * device, the CUDA runtime (which cuBLAS is built on) holds a reference of
+ * its own on that device's primary context, and keeps it, with the
+ * context's device memory (typically 300-700 MiB), until the process exits.
+ * libgpuprobe does not call cudaDeviceReset() to drop it: that would destroy
+ * the context under any other CUDA code in the process. Memory queries
+ * alone go through the driver API and leave nothing behind.
+ */
 GPUPROBE_API void gpuprobe_context_destroy(gpuprobe_context *ctx);
 
 /**
@@ -385,7 +401,8 @@ typedef struct gpuprobe_memory_info {
  * For a CUDA device: total and free memory. Knowing free memory needs a CUDA
  * context on the device; if none exists yet, this call creates the device's
  * primary context (tens to hundreds of MiB of device memory, released when
- * the context is destroyed) and sets #GPUPROBE_MEMORY_CREATED_CONTEXT. When
+ * the context is destroyed, see gpuprobe_context_destroy()) and sets
+ * #GPUPROBE_MEMORY_CREATED_CONTEXT. When
  * NVML is present the context's own cost is measured and reported in
  * `context_bytes` (later queries on the same gpuprobe context report the
  * same measured figure). The query leaves the calling thread's current
@@ -1096,7 +1113,8 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
  * against a double-precision host reference.
  *
  * cuBLAS is loaded on the first GPU matmul of the context and its handle is
- * kept for later calls on the same device.
+ * kept for later calls on the same device. The device's primary context then
+ * stays alive until the process exits (see gpuprobe_context_destroy()).
  *
  * Host memory is checked before anything is allocated, against the
  * tightest of MemAvailable, the cgroup limits (v1 and v2, every level up)

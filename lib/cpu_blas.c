@@ -129,7 +129,7 @@ gpuprobe_status gp_openblas_get(gpuprobe_context *ctx, const gp_openblas **out)
     gp_openblas *b = calloc(1, sizeof *b);
     if (!b)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory loading OpenBLAS");
+                       "allocating %zu bytes to load OpenBLAS", sizeof *b);
     /* Already in the process (linked by the program, or opened by another
      * context): nothing new is started. */
     b->lib = gp_dlopen(GP_OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);

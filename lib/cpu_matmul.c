@@ -118,7 +118,7 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
         free(b);
         free(c);
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory allocating A, B and C (%zu + %zu "
+                       "allocating A, B and C (%zu + %zu "
                        "+ %zu bytes)",
                        ba, bb, bc);
     }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 void *(*gp_test_dlopen)(const char *file, int mode);
@@ -322,9 +323,59 @@ static void set_cause(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
     gp_quote_inplace(ctx->cuda_detail);
 }
 
+/* The GPUs present whatever CUDA_VISIBLE_DEVICES says: NVML's count (NVML
+ * ignores the variable), else the kernel driver's list; -1 when neither
+ * can tell. */
+static int gpus_present(const gpuprobe_context *ctx, gp_cuda *c)
+{
+    unsigned n = 0;
+    if (gp_cuda_load_nvml(c) && c->nvml.DeviceGetCount && c->nvml.DeviceGetCount(&n) == 0 &&
+        n <= 4096)
+        return (int)n;
+    return kernel_gpu_count(ctx);
+}
+
+/* Does CUDA_VISIBLE_DEVICES select one of the `ngpu` GPUs present? CUDA
+ * reads the list up to its first entry that names no GPU, so the first
+ * entry decides: an index below ngpu, or a unique prefix of a GPU's UUID
+ * (NVML's), selects. 1 yes, 0 no, -1 cannot tell (a UUID without NVML,
+ * a MIG instance). */
+static int visible_selects(gp_cuda *c, const char *vis, int ngpu)
+{
+    while (*vis == ' ' || *vis == '\t')
+        vis++;
+    size_t len = strcspn(vis, ",");
+    while (len && (vis[len - 1] == ' ' || vis[len - 1] == '\t'))
+        len--;
+    if (len == 0)
+        return 0;
+    if (strspn(vis, "0123456789") >= len) {
+        unsigned long idx = 0;
+        for (size_t i = 0; i < len && idx <= 4096; i++)
+            idx = idx * 10 + (unsigned long)(vis[i] - '0');
+        return idx < (unsigned long)ngpu;
+    }
+    if (len < 4 || strncasecmp(vis, "GPU-", 4) != 0)
+        return strncasecmp(vis, "MIG-", 4) == 0 ? -1 : 0;
+    if (!c->nvml_ok || !c->nvml.DeviceGetHandleByIndex || !c->nvml.DeviceGetUUID)
+        return -1;
+    int matches = 0;
+    for (int i = 0; i < ngpu; i++) {
+        void *dev = NULL;
+        char uuid[96];
+        if (c->nvml.DeviceGetHandleByIndex((unsigned)i, &dev) != 0 ||
+            c->nvml.DeviceGetUUID(dev, uuid, sizeof uuid) != 0)
+            return -1;
+        uuid[sizeof uuid - 1] = '\0';
+        matches += strlen(uuid) >= len && strncasecmp(uuid, vis, len) == 0;
+    }
+    return matches == 1;
+}
+
 /* No device is visible: hidden by CUDA_VISIBLE_DEVICES, no permission on the
- * device nodes, or really none. */
-static void no_device(gpuprobe_context *ctx, const char *what)
+ * device nodes, or really none. CUDA_VISIBLE_DEVICES is blamed only when it
+ * hides GPUs that are there. */
+static void no_device(gpuprobe_context *ctx, gp_cuda *c, const char *what)
 {
     char bad[64];
     if (device_node_denied(ctx, bad, sizeof bad)) {
@@ -334,22 +385,33 @@ static void no_device(gpuprobe_context *ctx, const char *what)
         return;
     }
     const char *vis = gp_getenv("CUDA_VISIBLE_DEVICES");
-    if (vis) {
-        char q[96];
-        gp_quote(q, sizeof q, vis, 64);
-        int k = kernel_gpu_count(ctx);
-        if (k > 0)
-            set_cause(ctx, GPUPROBE_CUDA_DEVICES_HIDDEN,
-                      "%s: CUDA_VISIBLE_DEVICES is set to \"%s\", which hides "
-                      "all %d GPU(s) the driver lists", what, q, k);
-        else
-            set_cause(ctx, GPUPROBE_CUDA_DEVICES_HIDDEN,
-                      "%s: CUDA_VISIBLE_DEVICES is set to \"%s\" and no device "
-                      "is visible", what, q);
+    if (!vis) {
+        set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
+                  "%s: the NVIDIA driver is running but finds no CUDA device", what);
         return;
     }
-    set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
-              "%s: the NVIDIA driver is running but finds no CUDA device", what);
+    char q[96];
+    gp_quote(q, sizeof q, vis, 64);
+    int k = gpus_present(ctx, c);
+    int sel = k > 0 ? visible_selects(c, vis, k) : -1;
+    if (sel == 0)
+        set_cause(ctx, GPUPROBE_CUDA_DEVICES_HIDDEN,
+                  "%s: CUDA_VISIBLE_DEVICES is set to \"%s\", which hides "
+                  "all %d GPU(s) the driver lists", what, q, k);
+    else if (k == 0)
+        set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
+                  "%s: the NVIDIA driver is running but there is no GPU "
+                  "(CUDA_VISIBLE_DEVICES=\"%s\" hides nothing)", what, q);
+    else if (sel == 1)
+        set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
+                  "%s: CUDA_VISIBLE_DEVICES=\"%s\" selects GPUs the driver "
+                  "lists, but CUDA can use none of them", what, q);
+    else
+        set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
+                  "%s: no CUDA device is visible; CUDA_VISIBLE_DEVICES is set "
+                  "to \"%s\" (whether it hides GPUs cannot be told: %s)", what, q,
+                  k < 0 ? "neither NVML nor /proc/driver/nvidia/gpus lists the GPUs"
+                        : "its first entry is a UUID NVML cannot check");
 }
 
 static void too_old(gpuprobe_context *ctx, const char *extra)
@@ -507,7 +569,11 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
         char what[96], q[64];
         gp_quote(q, sizeof q, drv_error_name(c, cr), 48);
         gp_snprintf(what, sizeof what, "cuInit failed with %s", q);
+        /* NVML answering means the kernel driver runs, whatever the
+         * files (a container may not show them). */
         const char *absent = kernel_driver_missing(ctx);
+        if (absent && gp_cuda_load_nvml(c))
+            absent = NULL;
         char bad[64];
         if (absent) {
             set_cause(ctx, GPUPROBE_CUDA_NO_KERNEL_DRIVER,
@@ -518,7 +584,7 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
                       "%s: no read/write permission on %s (add the user to the "
                       "group that owns it, often 'video' or 'render')", what, bad);
         } else if (cr == CUDA_ERROR_NO_DEVICE) {
-            no_device(ctx, what);
+            no_device(ctx, c, what);
         } else {
             set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s", what);
         }
@@ -536,8 +602,8 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
         return GPUPROBE_OK;
     }
     if (re == cudaErrorNoDevice || (re == cudaSuccess && n <= 0)) {
-        no_device(ctx, re == cudaSuccess ? "cudaGetDeviceCount found 0 devices"
-                                         : "cudaGetDeviceCount: cudaErrorNoDevice");
+        no_device(ctx, c, re == cudaSuccess ? "cudaGetDeviceCount found 0 devices"
+                                            : "cudaGetDeviceCount: cudaErrorNoDevice");
         return GPUPROBE_OK;
     }
     if (re != cudaSuccess) {
@@ -592,7 +658,7 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
     gp_cuda *c = ctx->cuda;
     if (!c || !c->rt_lib || ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "cannot load cuBLAS: CUDA is not usable (%s)",
+                       "cannot load cuBLAS: %s",
                        ctx->cuda_detail[0] ? ctx->cuda_detail : "not loaded");
     if (c->blas_lib)
         return GPUPROBE_OK;
@@ -653,6 +719,12 @@ int gp_cuda_load_nvml(gp_cuda *c)
         memset(&c->nvml, 0, sizeof c->nvml);
         return 0;
     }
+    if (SYM(h, "nvmlDeviceGetCount_v2", c->nvml.DeviceGetCount))
+        c->nvml.DeviceGetCount = NULL;
+    if (SYM(h, "nvmlDeviceGetHandleByIndex_v2", c->nvml.DeviceGetHandleByIndex))
+        c->nvml.DeviceGetHandleByIndex = NULL;
+    if (SYM(h, "nvmlDeviceGetUUID", c->nvml.DeviceGetUUID))
+        c->nvml.DeviceGetUUID = NULL;
     /* NVML_SUCCESS is 0 (nvml.h; the header is not part of every toolkit). */
     if (c->nvml.Init() != 0) {
         dlclose(h);

@@ -42,6 +42,11 @@ typedef struct gp_cuda {
         int (*Shutdown)(void);                              /* nvmlShutdown */
         int (*DeviceGetHandleByPciBusId)(const char *, void **); /* ..._v2 */
         int (*DeviceGetMemoryInfo)(void *, void *);         /* nvmlMemory_t * */
+        /* Optional (NULL when missing): every GPU, whatever
+         * CUDA_VISIBLE_DEVICES says, to tell whether it hides any. */
+        int (*DeviceGetCount)(unsigned *);                  /* nvmlDeviceGetCount_v2 */
+        int (*DeviceGetHandleByIndex)(unsigned, void **);   /* ..._v2 */
+        int (*DeviceGetUUID)(void *, char *, unsigned);
     } nvml;
 
 #ifdef GPUPROBE_HAVE_CUDA

@@ -46,8 +46,7 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
 {
     (void)job;
     return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                   "CUDA is not usable: %s",
-                   gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NOT_BUILT));
+                   "%s", gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NOT_BUILT));
 }
 
 #else /* GPUPROBE_HAVE_CUDA */
@@ -146,7 +145,7 @@ static gpuprobe_status get_dev(gpuprobe_context *ctx, int cuda_index,
         ctx->blas = calloc(1, sizeof *ctx->blas);
         if (!ctx->blas)
             return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                           "out of host memory for the cuBLAS state");
+                           "allocating the cuBLAS state");
     }
     struct gp_cuda_blas *b = ctx->blas;
     for (size_t i = 0; i < b->ndev; i++)
@@ -181,7 +180,7 @@ static gpuprobe_status get_dev(gpuprobe_context *ctx, int cuda_index,
     if (!grown) {
         dev_release(cu, &d);
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory for the cuBLAS state");
+                       "allocating the cuBLAS state");
     }
     b->dev = grown;
     b->dev[b->ndev] = d;
@@ -199,7 +198,7 @@ static gpuprobe_status need_events(gpuprobe_context *ctx, gp_blas_dev *d,
     cudaEvent_t *grown = realloc(d->events, count * sizeof *grown);
     if (!grown)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory for %zu CUDA events", count);
+                       "allocating %zu CUDA events", count);
     d->events = grown;
     while (d->nevents < count) {
         cudaError_t e = cu->rt.EventCreate(&d->events[d->nevents]);
@@ -320,7 +319,7 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
                        dev->spec, dev->name);
     if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "CUDA is not usable: %s%s%s",
+                       "%s%s%s",
                        gpuprobe_cuda_cause_string(ctx->cuda_cause),
                        ctx->cuda_detail[0] ? ": " : "", ctx->cuda_detail);
     if (!ctx->cuda->blas_lib) {

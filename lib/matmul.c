@@ -887,7 +887,7 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
     job.times = calloc((size_t)job.max_runs, sizeof *job.times);
     if (!job.times)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory for %lld run times",
+                       "allocating %lld run times",
                        (long long)job.max_runs);
 
     if (dev->kind == GPUPROBE_DEVICE_CPU)
@@ -907,7 +907,7 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
     if (!r) {
         free(job.times);
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory for the matmul result");
+                       "allocating the matmul result");
     }
     fill_result(r, &job);
     free(job.times);

@@ -706,7 +706,7 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     gp_cuda *c = ctx->cuda;
     if (!c || !c->rt_lib || !c->drv_lib || ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "CUDA is not usable: %s (%s)",
+                       "%s (%s)",
                        gpuprobe_cuda_cause_string(ctx->cuda_cause), ctx->cuda_detail);
     int ord = dev->cuda_index;
     if (!c->drvctx.PrimaryCtxRetain || !c->drvctx.MemGetInfo)

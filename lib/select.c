@@ -536,7 +536,7 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
             return st;
         if (!c.ok)
             return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
-                           "no device meets the requirements: cpu: %s", c.why);
+                           "cpu: %s", c.why);
         gp_snprintf(ctx->reason, sizeof ctx->reason, "%s: requested", head);
         return chosen(ctx, 0, device, reason);
     }
@@ -544,7 +544,7 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
     /* ---- explicit CUDA: no fallback ---- */
     if (kind != GP_SPEC_AUTO && !cuda_usable)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "%s was requested but CUDA is not usable (%s): %s", head,
+                       "%s was requested (%s): %s", head,
                        gpuprobe_cuda_cause_name(cause), why_cuda);
 
     if (kind == GP_SPEC_CUDA_N) {
@@ -572,7 +572,7 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
             device_label(label, sizeof label, d);
             if (!c.ok)
                 return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
-                               "no device meets the requirements: %s: %s",
+                               "%s: %s",
                                label, c.why);
             gp_snprintf(ctx->reason, sizeof ctx->reason, "%s: requested; %s",
                         head, label);
@@ -639,10 +639,8 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
     if (kind == GP_SPEC_CUDA) {
         char msg[GP_ERR_LEN];
         sb_init(&out, msg, sizeof msg);
-        sb_add(&out, "%s: %s",
-               has_req ? "no device meets the requirements"
-                       : "no CUDA device could be used",
-               fails);
+        /* The status text says "no device meets the requirements". */
+        sb_add(&out, "%s%s", has_req ? "" : "no CUDA device could be used: ", fails);
         return gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s", msg);
     }
 
@@ -653,7 +651,6 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
     if (!c.ok) {
         char msg[GP_ERR_LEN];
         sb_init(&out, msg, sizeof msg);
-        sb_add(&out, "no device meets the requirements: ");
         if (cuda_usable) {
             sb_add_cut(&out, fails, 300);
             sb_add(&out, "; ");

@@ -361,7 +361,7 @@ static void test_many_devices_bounded(void **state)
 
     req.fit_params = UINT64_C(1000000000000); /* 1 T fp16 params: 2 TB */
     const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
-    assert_contains(msg, "no device meets the requirements: cuda:0 (");
+    assert_true(strncmp(msg, "cuda:0 (", 8) == 0); /* the status text is not repeated */
     assert_contains(msg, "...");
     assert_printable_ascii(msg);
     msg = expect_fail(ctx, "cuda", &req, 0, GPUPROBE_ERR_NO_FIT);

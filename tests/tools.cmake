@@ -2,18 +2,15 @@
 # version, exit statuses, JSON against docs/json.md, write errors (a full
 # disk, a closed stdout, a reader that went away), hostile bytes in what the
 # system reports, failed queries. Each case runs through tests/tools/run.py
-# (see its header for the checks); python3 is needed.
+# (see its header for the checks, and tests/tools/run.cmake); python3 is
+# needed. The same programs against simulated GPUs: tests/simcuda.cmake.
 #
 # Test names: tools.<command>.<case> and example.<program>.<case>.
 
 if(NOT TARGET gpuprobe_cli)
   return()
 endif()
-find_program(GPUPROBE_TOOLS_PYTHON3 python3)
-if(NOT GPUPROBE_TOOLS_PYTHON3)
-  message(STATUS "python3 not found: the command tests (tests/tools.cmake) are skipped")
-  return()
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/tools/run.cmake)
 
 # The helper library itself: quoting, UTF-8, JSON values, the command line.
 add_executable(test_cli ${CMAKE_CURRENT_LIST_DIR}/tools/test_cli.c)
@@ -40,78 +37,6 @@ add_library(gpuprobe_fault_shim SHARED ${CMAKE_CURRENT_LIST_DIR}/tools/fault_shi
 target_include_directories(gpuprobe_fault_shim PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(gpuprobe_fault_shim PRIVATE ${CMAKE_DL_LIBS})
 set(GPUPROBE_SHIM $<TARGET_FILE:gpuprobe_fault_shim>)
-
-set(GPUPROBE_RUN ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/run.py)
-set(GPUPROBE_JSON_DOC ${PROJECT_SOURCE_DIR}/docs/json.md)
-
-# gpuprobe_run_test(NAME <target> [run.py options] -- [args]): one case.
-function(gpuprobe_run_test name target)
-  set(opts "")
-  set(args "")
-  set(after 0)
-  foreach(a ${ARGN})
-    if(after)
-      list(APPEND args "${a}")
-    elseif(a STREQUAL "--")
-      set(after 1)
-    else()
-      list(APPEND opts "${a}")
-    endif()
-  endforeach()
-  add_test(NAME ${name} COMMAND ${GPUPROBE_RUN} ${opts} -- $<TARGET_FILE:${target}> ${args})
-  set_tests_properties(${name} PROPERTIES TIMEOUT 240)
-endfunction()
-
-# Bytes no output may carry raw: a quote, a backslash, ESC and a colour
-# sequence, another control byte, a newline, and 0xff (invalid UTF-8).
-# (Written with run.py's escapes; "[" as \x5b: CMake lists treat brackets
-# specially.)
-set(GPUPROBE_HOSTILE "q\"\\x1b\\x5b31mRED\\x01\\nNL\\xff\\\\z")
-
-# gpuprobe_hostile_output_tests(<label> ENV <K=V>... [PRELOAD <lib>]
-#     [COMMANDS <tool>...] [TEXT_HAS <tool>:<re>...] [JSON_HAS <tool>:<path>=<text>...])
-# For each command (default: all): the text output is valid UTF-8 without
-# control bytes (and matches the command's TEXT_HAS regexes), the --json
-# output is valid and documented and its string at each JSON_HAS path
-# contains the hostile text, decoded. Values take run.py's escapes. Called below with a
-# loader directory and a renamed device; a simulated CUDA stack calls it with
-# its own device names.
-function(gpuprobe_hostile_output_tests label)
-  cmake_parse_arguments(H "" "PRELOAD" "ENV;TEXT_HAS;JSON_HAS;COMMANDS" ${ARGN})
-  set(common "")
-  foreach(e ${H_ENV})
-    list(APPEND common --env "${e}")
-  endforeach()
-  if(H_PRELOAD)
-    list(APPEND common --preload "${H_PRELOAD}")
-  endif()
-  if(NOT H_COMMANDS)
-    set(H_COMMANDS smi info select bench fit nfd)
-  endif()
-  foreach(t ${H_COMMANDS})
-    set(extra "")
-    if(t STREQUAL "bench")
-      set(extra --size 32 --runs 1)
-    elseif(t STREQUAL "nfd")
-      set(extra --output -)
-    endif()
-    set(has "")
-    foreach(r ${H_TEXT_HAS})
-      if(r MATCHES "^${t}:(.*)$")
-        list(APPEND has --out "${CMAKE_MATCH_1}")
-      endif()
-    endforeach()
-    gpuprobe_run_test(tools.${t}.hostile_${label} gpuprobe-${t} ${common} --clean ${has} -- ${extra})
-    set(jhas "")
-    foreach(j ${H_JSON_HAS})
-      if(j MATCHES "^${t}:(.*)$")
-        list(APPEND jhas --json-has "${CMAKE_MATCH_1}")
-      endif()
-    endforeach()
-    gpuprobe_run_test(tools.${t}.hostile_${label}_json gpuprobe-${t} ${common} --clean
-      --json ${GPUPROBE_JSON_DOC} ${jhas} -- --json ${extra})
-  endforeach()
-endfunction()
 
 # Failed queries, injected by the shim.
 set(fail_mem --preload ${GPUPROBE_SHIM} --env GPUPROBE_SHIM_FAIL=gpuprobe_device_memory
@@ -278,7 +203,7 @@ if(TARGET gpuprobe-smi)
   foreach(case replace cpu_only stdout_is_the_file json expiry bench documented missing_dir
           unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails)
     add_test(NAME tools.nfd.file_${case}
-      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py
+      COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py
         --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
         --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1 ${case})
     set_tests_properties(tools.nfd.file_${case} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
@@ -300,7 +225,7 @@ if(TARGET gpuprobe-smi)
       set(L_RC 0)
     endif()
     add_test(NAME tools.nfd.labels_${name}
-      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${GPUPROBE_NFD_FILE_PY}
+      COMMAND ${GPUPROBE_PYTHON3} ${GPUPROBE_NFD_FILE_PY}
         --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
         --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1
         ${env} --rc ${L_RC} labels -- ${L_ARGS} --check-args ${L_CHECK})
@@ -323,13 +248,13 @@ if(TARGET gpuprobe-smi)
   endif()
 
   # The example manifests of docs/kubernetes/, without a cluster (python3-yaml).
-  execute_process(COMMAND ${GPUPROBE_TOOLS_PYTHON3} -c "import yaml"
+  execute_process(COMMAND ${GPUPROBE_PYTHON3} -c "import yaml"
     RESULT_VARIABLE _gpuprobe_no_yaml OUTPUT_QUIET ERROR_QUIET)
   if(_gpuprobe_no_yaml)
     message(STATUS "python3-yaml not found: tools.nfd.k8s_manifests is skipped")
   else()
     add_test(NAME tools.nfd.k8s_manifests
-      COMMAND ${GPUPROBE_TOOLS_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/k8s_manifests.py
+      COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/k8s_manifests.py
         --dir ${PROJECT_SOURCE_DIR}/docs/kubernetes --docs ${PROJECT_SOURCE_DIR}/docs/kubernetes.md
         --tools ${PROJECT_BINARY_DIR}/tools --check $<TARGET_FILE:nfd_check>)
     set_tests_properties(tools.nfd.k8s_manifests PROPERTIES TIMEOUT 240)

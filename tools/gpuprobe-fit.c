@@ -81,6 +81,7 @@ static const char *reserve_name(uint32_t source)
     switch (source) {
     case GPUPROBE_RESERVE_MEASURED: return "measured";
     case GPUPROBE_RESERVE_DEFAULT: return "default";
+    case GPUPROBE_RESERVE_CONTEXT_HELD: return "context_held";
     default: return "none";
     }
 }
@@ -119,6 +120,9 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
     cli_bytes(c, sizeof c, cap->reserve_bytes);
     if (cap->reserve_source == GPUPROBE_RESERVE_NONE)
         cli_line("  usable: %s (available RAM, cgroup-aware; nothing reserved)", a);
+    else if (cap->reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
+        cli_line("  usable: %s = %s free (read inside this process's CUDA context, "
+                 "which is already counted; nothing more reserved)", a, b);
     else
         cli_line("  usable: %s = %s free - %s for the CUDA context (%s)", a, b, c,
                  cap->reserve_source == GPUPROBE_RESERVE_MEASURED ? "measured on this device"

@@ -44,13 +44,15 @@ static int query_memory(gpuprobe_context *ctx, size_t n, meminfo *mem)
 {
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
+        /* The spec first: the next call on the context ends the message
+         * of a failed one. */
+        const char *spec = "?";
+        gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_SPEC, &spec);
         mem[i].m = (gpuprobe_memory_info)GPUPROBE_MEMORY_INFO_INIT;
         mem[i].st = gpuprobe_device_memory(ctx, i, &mem[i].m, 0);
         if (mem[i].st != GPUPROBE_OK) {
-            const char *spec = "?";
-            gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_SPEC, &spec);
-            cli_report(ctx, mem[i].st, "%s: memory query", spec);
             mem[i].error = strdup(gpuprobe_last_error(ctx));
+            cli_report(ctx, mem[i].st, "%s: memory query", spec);
             failed = 1;
         }
     }

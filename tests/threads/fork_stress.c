@@ -12,8 +12,9 @@
  * _exit()s. A child still running after WATCHDOG_S seconds is killed and
  * counted as hung; any hung or failed child fails the test.
  *
- * Run by ctest, and by scripts/reliability under ThreadSanitizer (with
- * die_after_fork=0: the child starts OpenBLAS's threads again).
+ * Run by ctest (it skips itself under AddressSanitizer, below), and by
+ * scripts/reliability under ThreadSanitizer (with die_after_fork=0: the
+ * child starts OpenBLAS's threads again) and valgrind.
  *
  *   fork_stress [forks]     (default 200)
  *
@@ -39,6 +40,24 @@ int openblas_get_num_threads(void);
 
 #ifndef WATCHDOG_S
 #define WATCHDOG_S 10
+#endif
+
+/* AddressSanitizer's allocator (GCC 12, clang 14) is not fork-safe: a
+ * child forked while another thread is inside malloc() inherits the
+ * allocator's region lock held and waits on it forever at its first
+ * malloc() (seen: about one run in three of 200 forks, the child stopped
+ * in SizeClassAllocator64::GetFromAllocator under read_cpuinfo()). glibc's
+ * malloc takes its locks around fork(), so the plain, TSan and valgrind
+ * runs test the library; under ASan the test skips itself. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GP_ASAN 1
+#endif
+#endif
+#ifndef GP_ASAN
+#define GP_ASAN 0
 #endif
 
 static atomic_int stop;
@@ -95,6 +114,10 @@ static int child(int count_before)
 
 int main(int argc, char **argv)
 {
+    if (GP_ASAN) {
+        puts("SKIP: AddressSanitizer's allocator is not fork-safe (see the source)");
+        return 77;
+    }
     int forks = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : 200;
     unsetenv("GPUPROBE_DEVICE");
     int count_before = openblas_get_num_threads();

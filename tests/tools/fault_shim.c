@@ -13,7 +13,9 @@
  *                          GPUPROBE_ERR_SYSTEM
  *   GPUPROBE_SHIM_INDEX    fail (or rename) only this device index
  *   GPUPROBE_SHIM_MESSAGE  what gpuprobe_last_error() says after an injected
- *                          failure (any bytes)
+ *                          failure (any bytes), until the next interposed
+ *                          call, as the library's message lasts until the
+ *                          next call on the context
  *   GPUPROBE_SHIM_NAME     what GPUPROBE_ATTR_NAME returns (any bytes)
  *
  * and the file calls of an atomic file replacement fail as a full or
@@ -28,9 +30,10 @@
  *                          (the write at the limit is short), then writes
  *                          fail, as on a disk that fills up
  *
- * A simulated device (a CUDA stack that reports a hostile name itself)
- * replaces GPUPROBE_SHIM_NAME where one is available; the tests are written
- * so that either can drive them (tests/tools.cmake).
+ * The simulated NVIDIA stack (tests/simcuda/) drives the same tests with a
+ * GPU that reports a hostile name itself and with failures injected inside
+ * the CUDA libraries (tests/simcuda.cmake); the shim covers the CPU device
+ * and builds without CUDA.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -145,6 +148,7 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
 gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t index,
                                            gpuprobe_attr attr, const char **out)
 {
+    injected = 0; /* as in the library: a call ends the last one's message */
     gpuprobe_status st = ((get_string_fn *)real("gpuprobe_device_get_string"))(ctx, index, attr, out);
     const char *name = getenv("GPUPROBE_SHIM_NAME");
     const char *want = getenv("GPUPROBE_SHIM_INDEX");

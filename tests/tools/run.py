@@ -19,6 +19,8 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --json-has PATH=TEXT  (with --json) the string at PATH (a.b.0.c)
                    contains TEXT (escapes as --env; invalid UTF-8 in it
                    stands for U+FFFD, as the commands write it)
+  --json-eq PATH=JSON   (with --json) the member at PATH equals the JSON
+                   value (150754820096, true, null, "cuda:1")
   --clean          stdout and stderr are valid UTF-8 without control bytes
                    other than newline: nothing raw reached the terminal
 
@@ -50,9 +52,17 @@ def clean(data, what):
     return ["%s carries control characters %r" % (what, bad[:5])] if bad else []
 
 
-def lookup(doc, path):
-    for part in path.split("."):
-        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+MISSING = object()
+
+
+def member(doc, path, problems):
+    """The member at PATH (a.b.0.c), or MISSING (and a problem noted)."""
+    try:
+        for part in path.split("."):
+            doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    except (KeyError, IndexError, ValueError, TypeError):
+        problems.append("no member %s in the JSON document" % path)
+        return MISSING
     return doc
 
 
@@ -71,10 +81,13 @@ def main():
     ap.add_argument("--err-empty", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--json-has", action="append", default=[])
+    ap.add_argument("--json-eq", action="append", default=[])
     ap.add_argument("--clean", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    if (a.json_has or a.json_eq) and not a.json:
+        ap.error("--json-has and --json-eq need --json")
 
     env = dict(os.environb)
     for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR"):
@@ -143,13 +156,17 @@ def main():
                 path, _, sub = spec.partition("=")
                 # As the commands write it: invalid UTF-8 becomes U+FFFD.
                 sub = unescape(sub).decode("utf-8", "replace")
-                try:
-                    got = lookup(doc, path)
-                except (KeyError, IndexError, ValueError, TypeError):
-                    problems.append("no member %s in the JSON document" % path)
-                    continue
-                if not isinstance(got, str) or sub not in got:
+                got = member(doc, path, problems)
+                if got is not MISSING and (not isinstance(got, str) or sub not in got):
                     problems.append("%s = %r does not contain %r" % (path, got, sub))
+            for spec in a.json_eq:
+                path, _, want = spec.partition("=")
+                want = jsondoc.json.loads(want)
+                got = member(doc, path, problems)
+                # type(): true is not 1, 1.0 is not 1.
+                if got is not MISSING and (got != want or type(got) is not type(want)):
+                    problems.append("%s is %s, expected %s"
+                                    % (path, jsondoc.json.dumps(got), jsondoc.json.dumps(want)))
 
     if problems:
         print("command: %r" % cmd)

@@ -1,0 +1,331 @@
+# The simulated NVIDIA stack (tests/simcuda/) and the scenario tests that
+# run the unmodified library against it. Included by tests/CMakeLists.txt.
+#
+# Layout of the build (SIMCUDA_DIR = <build>/simcuda):
+#   core/libsimcuda.so   the shared state and the simcuda_* control API
+#   lib/                 libcuda.so.1, libnvidia-ml.so.1, libcudart.so.13,
+#                        libcudart.so.12, libcublas.so.13, libcublas.so.12
+#   rt13/, rt12/         only the CUDA 13 (12) runtime and cuBLAS, for
+#                        GPUPROBE_CUDA_LIBDIR; empty/ holds nothing
+# Scenario tests put lib/ on LD_LIBRARY_PATH (the driver and NVML are found
+# there, and the runtime and cuBLAS too unless GPUPROBE_CUDA_LIBDIR says
+# otherwise), so the simulation is what the library loads, never a CUDA
+# library installed on the machine.
+
+if(NOT GPUPROBE_HAVE_CUDA)
+  message(STATUS "libgpuprobe: scenario tests skipped (the simulated NVIDIA stack is built from the CUDA headers, and this build has none)")
+  add_test(NAME scenario.skipped
+    COMMAND sh -c "echo 'SKIP: scenario tests need the simulated NVIDIA stack, which is built only when the CUDA headers are found'; exit 77")
+  set_tests_properties(scenario.skipped PROPERTIES SKIP_RETURN_CODE 77 LABELS scenario)
+  return()
+endif()
+
+set(SIMCUDA_SRC ${CMAKE_CURRENT_SOURCE_DIR}/simcuda)
+set(SIMCUDA_DIR ${PROJECT_BINARY_DIR}/simcuda)
+
+include(${SIMCUDA_SRC}/names.cmake)
+simcuda_generate_names(${GPUPROBE_CUDA_INCLUDE_DIR} ${SIMCUDA_DIR}/gen/sim_names.inc)
+
+add_library(simcuda SHARED ${SIMCUDA_SRC}/core.c ${SIMCUDA_SRC}/config.c
+  ${SIMCUDA_SRC}/names.c ${SIMCUDA_SRC}/gemm.c)
+target_include_directories(simcuda PUBLIC ${SIMCUDA_SRC} PRIVATE ${SIMCUDA_DIR}/gen)
+target_include_directories(simcuda SYSTEM PUBLIC ${GPUPROBE_CUDA_INCLUDE_DIR})
+target_compile_definitions(simcuda PRIVATE _GNU_SOURCE)
+target_link_libraries(simcuda PRIVATE Threads::Threads m)
+set_target_properties(simcuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${SIMCUDA_DIR}/core)
+
+# One library with a real SONAME: file and SONAME are `soname`; it finds
+# libsimcuda.so through $ORIGIN/../core.
+function(simcuda_library target soname source)
+  add_library(${target} SHARED ${SIMCUDA_SRC}/${source})
+  target_link_libraries(${target} PRIVATE simcuda ${CMAKE_DL_LIBS} Threads::Threads)
+  target_compile_definitions(${target} PRIVATE _GNU_SOURCE ${ARGN})
+  set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME ${soname} SUFFIX ""
+    LIBRARY_OUTPUT_DIRECTORY ${SIMCUDA_DIR}/lib
+    BUILD_RPATH_USE_ORIGIN ON)
+  target_link_options(${target} PRIVATE "-Wl,-soname,${soname}" "-Wl,--enable-new-dtags")
+endfunction()
+simcuda_library(simcuda_driver libcuda.so.1 driver.c)
+simcuda_library(simcuda_nvml libnvidia-ml.so.1 nvml.c)
+simcuda_library(simcuda_cudart13 libcudart.so.13 runtime.c SIM_RT_VERSION=13000)
+simcuda_library(simcuda_cudart12 libcudart.so.12 runtime.c SIM_RT_VERSION=12080)
+simcuda_library(simcuda_cublas13 libcublas.so.13 cublas.c SIM_BLAS_VERSION=130100)
+simcuda_library(simcuda_cublas12 libcublas.so.12 cublas.c SIM_BLAS_VERSION=120901)
+set(SIMCUDA_LIBRARIES simcuda_driver simcuda_nvml simcuda_cudart13 simcuda_cudart12
+  simcuda_cublas13 simcuda_cublas12)
+
+# The directories a scenario points GPUPROBE_CUDA_LIBDIR at.
+add_custom_target(simcuda_layout ALL
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SIMCUDA_DIR}/rt13 ${SIMCUDA_DIR}/rt12 ${SIMCUDA_DIR}/empty
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcudart.so.13 ${SIMCUDA_DIR}/rt13/libcudart.so.13
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcublas.so.13 ${SIMCUDA_DIR}/rt13/libcublas.so.13
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcudart.so.12 ${SIMCUDA_DIR}/rt12/libcudart.so.12
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcublas.so.12 ${SIMCUDA_DIR}/rt12/libcublas.so.12
+  VERBATIM)
+add_dependencies(simcuda_layout ${SIMCUDA_LIBRARIES})
+
+# ---- tests --------------------------------------------------------------------
+
+# What every scenario run starts from: no CUDA variable of the caller's,
+# the simulated libraries first on the loader's path; NO_DRIVER leaves the
+# simulated driver off it.
+function(simcuda_test_env test)
+  set(env "CMOCKA_MESSAGE_OUTPUT=stdout")
+  set(mod "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:;CUDA_VISIBLE_DEVICES=unset:;CUDA_DEVICE_ORDER=unset:;NVIDIA_TF32_OVERRIDE=unset:;SIMCUDA_FLEET=unset:;SIMCUDA_CONFIG=unset:;SIMCUDA_LOG=unset:")
+  if("${ARGN}" STREQUAL "NO_DRIVER")
+    string(APPEND mod ";LD_LIBRARY_PATH=unset:")
+  else()
+    string(APPEND env ";LD_LIBRARY_PATH=${SIMCUDA_DIR}/lib")
+  endif()
+  set_tests_properties(${test} PROPERTIES LABELS scenario TIMEOUT 120 SKIP_RETURN_CODE 77
+    ENVIRONMENT "${env}" ENVIRONMENT_MODIFICATION "${mod}")
+endfunction()
+
+# Give a scenario's programs a fleet: the configuration text (';' between
+# lines) goes to a file named after the test, which SIMCUDA_CONFIG names.
+function(simcuda_test_fleet test fleet)
+  string(REPLACE ";" "\n" text "${fleet}")
+  file(WRITE ${SIMCUDA_DIR}/fleets/${test}.conf "${text}\n")
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "SIMCUDA_CONFIG=set:${SIMCUDA_DIR}/fleets/${test}.conf")
+endfunction()
+
+# The simulation's own tests, through the CUDA APIs as an application uses them.
+add_executable(sim_selftest ${SIMCUDA_SRC}/selftest.c)
+target_compile_definitions(sim_selftest PRIVATE _GNU_SOURCE)
+target_link_libraries(sim_selftest PRIVATE simcuda simcuda_driver simcuda_cudart13
+  simcuda_cublas13 simcuda_nvml PkgConfig::CMOCKA Threads::Threads m)
+add_test(NAME scenario.sim_selftest COMMAND sim_selftest)
+simcuda_test_env(scenario.sim_selftest)
+
+# A scenario program: tests/simcuda/<name>.c, linked with the given
+# libgpuprobe target and the simulation's control API.
+function(simcuda_scenario name)
+  add_executable(${name} ${SIMCUDA_SRC}/${name}.c)
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE SIMCUDA_DIR="${SIMCUDA_DIR}")
+  target_link_libraries(${name} PRIVATE ${ARGN} simcuda PkgConfig::CMOCKA ${CMAKE_DL_LIBS}
+    Threads::Threads m)
+  add_dependencies(${name} simcuda_layout)
+endfunction()
+
+# The shared library exactly as users get it.
+simcuda_scenario(scenario_fleet gpuprobe)
+add_test(NAME scenario.fleet COMMAND scenario_fleet)
+simcuda_test_env(scenario.fleet)
+
+# The causes: the kernel side comes through the sysroot test seam, hence the
+# internal archive (the same objects).
+simcuda_scenario(scenario_causes gpuprobe_internal)
+target_include_directories(scenario_causes PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+add_test(NAME scenario.causes COMMAND scenario_causes)
+simcuda_test_env(scenario.causes)
+add_test(NAME scenario.causes_no_driver COMMAND scenario_causes no-driver)
+simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
+
+simcuda_scenario(scenario_matmul gpuprobe)
+add_test(NAME scenario.matmul COMMAND scenario_matmul)
+simcuda_test_env(scenario.matmul)
+
+# ---- the commands and the example programs, whole, against simulated fleets ---
+#
+# simcuda_program(CASE FLEET PROGRAM [run.py options] -- [ARG...]): the test
+# scenario.program.PROGRAM.CASE runs PROGRAM (a command or example target)
+# through tests/tools/run.py (see its header for the checks) against FLEET,
+# configuration text with ';' between lines (written to
+# <build>/simcuda/fleets/<test>.conf for the run). A run with --json among
+# its arguments is also checked against docs/json.md. CMake splits
+# arguments at ';': a regex writes it \x3b.
+include(${CMAKE_CURRENT_SOURCE_DIR}/tools/run.cmake)
+set(SIMCUDA_ONE_H200 "[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:19:00.0")
+set(SIMCUDA_TWO "[gpu];preset=A100-40GB;uuid=GPU-5e1e0000-a100-4000-8000-00000000000a;pci=0000:21:00.0;free=30GiB;[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:81:00.0;free=120GiB")
+
+function(simcuda_program case fleet program)
+  set(name scenario.program.${program}.${case})
+  if(NOT TARGET ${program})
+    # Skipped when that kind of program is not built; else a failing test
+    # (a renamed program must not drop its runs silently).
+    if(program MATCHES "^gpuprobe-")
+      set(built ${GPUPROBE_BUILD_TOOLS})
+    else()
+      set(built ${GPUPROBE_BUILD_EXAMPLES})
+    endif()
+    if(built)
+      add_test(NAME ${name} COMMAND sh -c "echo 'no program target named ${program}: update tests/simcuda.cmake'; exit 1")
+    else()
+      add_test(NAME ${name} COMMAND sh -c "echo 'SKIP: ${program} is not built'; exit 77")
+    endif()
+    set_tests_properties(${name} PROPERTIES LABELS scenario SKIP_RETURN_CODE 77)
+    return()
+  endif()
+  set(json "")
+  list(FIND ARGN "--" cut)
+  if(cut GREATER -1)
+    list(SUBLIST ARGN ${cut} -1 args)
+    if("--json" IN_LIST args)
+      set(json --json ${GPUPROBE_JSON_DOC})
+    endif()
+  endif()
+  gpuprobe_run_test(${name} ${program} ${json} ${ARGN})
+  simcuda_test_env(${name})
+  simcuda_test_fleet(${name} "${fleet}")
+endfunction()
+
+# gpuprobe-smi: the table row of each GPU; the context's cost measured
+# through NVML; only the GPUs CUDA_VISIBLE_DEVICES leaves, renumbered.
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty
+  --out "Driver CUDA Version: 13\\.0    CUDA Runtime Version: 13\\.0\n"
+  --out "\n\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  150\\.2 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 +\\|\n"
+  --out "\nFree memory was read after creating a CUDA context on each GPU\\x3b the context itself takes: cuda:0 524\\.3 MB\\.\n")
+simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty
+  --json-eq cuda_available=true --json-eq reason=\"available\"
+  --json-eq cuda_runtime_version=\"13.0\" --json-eq cuda_driver_version=\"13.0\"
+  --json-eq devices.1.name=\"NVIDIA\ H200\" --json-eq devices.1.uuid=\"GPU-5e1e0000-4200-4000-8000-00000000000b\"
+  --json-eq devices.1.pci_bus_id=\"0000:19:00.0\" --json-eq devices.1.memory.total_bytes=150754820096
+  --json-eq devices.1.memory.available_bytes=150230532096 --json-eq devices.1.memory.context_bytes=524288000
+  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=true
+  --json-eq devices.1.error=null -- --json)
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty
+  --out "\n\\|   0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|   31\\.7 GB \\| 8\\.0  \\|  108 \\| 0000:21:00\\.0 +\\|\n\\|   1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n"
+  --out "takes: cuda:0 524\\.3 MB cuda:1 524\\.3 MB\\.\n")
+simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-smi --err-empty
+  --json-eq devices.1.spec=\"cuda:0\" --json-eq devices.1.memory.available_bytes=31687966720
+  --json-eq devices.2.spec=\"cuda:1\" --json-eq devices.2.memory.available_bytes=128324730880 -- --json)
+simcuda_program(visible_1 "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES=1 --clean --err-empty
+  --out "\n\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n\\+"
+  --no-out "A100")
+simcuda_program(hidden.json "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES= --err-empty
+  --json-eq cuda_available=false --json-eq reason=\"devices_hidden\"
+  --json-has "detail=which hides all 2 GPU(s)" --json-eq devices.0.spec=\"cpu\" -- --json)
+
+# gpuprobe-info: the lesson's lines; why CUDA is not available.
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-info --clean --err-empty
+  --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
+simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-info --err-empty
+  --json-eq reason=\"available\" --json-eq devices.2.name=\"NVIDIA\ H200\"
+  --json-eq devices.2.compute_capability=\"9.0\" --json-eq devices.2.multiprocessors=132
+  --json-eq devices.1.uuid=\"GPU-5e1e0000-a100-4000-8000-00000000000a\" -- --json)
+simcuda_program(hidden "${SIMCUDA_TWO}" gpuprobe-info --env CUDA_VISIBLE_DEVICES= --clean
+  --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: CUDA devices are hidden by CUDA_VISIBLE_DEVICES \\(.*which hides all 2 GPU\\(s\\)")
+# The driver supports CUDA 12.4: the CUDA 13 runtime refuses it, so the
+# library falls back to libcudart.so.12 ...
+simcuda_program(driver12.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gpuprobe-info --err-empty
+  --json-eq cuda_available=true --json-eq cuda_runtime_version=\"12.8\"
+  --json-eq cuda_driver_version=\"12.4\" -- --json)
+# ... unless only the CUDA 13 runtime is there.
+simcuda_program(driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gpuprobe-info
+  --env GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13
+  --json-eq cuda_available=false --json-eq reason=\"driver_too_old\"
+  --json-eq cuda_driver_version=\"12.4\" --json-eq cuda_runtime_version=\"13.0\" -- --json)
+
+# gpuprobe-select: the most free memory wins; cuda:1 asked for by name; a
+# requirement nothing meets is said once (the status text is not repeated).
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty
+  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n$")
+simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
+  --json-eq using=\"cuda:1\" --json-eq device_index=2 --json-eq cuda_cause=\"available\" -- --json)
+simcuda_program(cuda_1.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
+  --json-eq using=\"cuda:1\" --json-eq name=\"NVIDIA\ H200\" -- --device cuda:1 --json)
+simcuda_program(min_free "${SIMCUDA_TWO}" gpuprobe-select --rc 1 --out-empty
+  --err "^gpuprobe-select: selecting a device: no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required\\x3b cpu: "
+  --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
+
+# gpuprobe-fit: free memory is read inside the CUDA context the query
+# created, so the context is counted once (in free) and nothing more is
+# reserved.
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty
+  --out "\ncuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.2 GB free\n  usable: 150\\.2 GB = 150\\.2 GB free \\(read inside this process's CUDA context, which is already counted\\x3b nothing more reserved\\)\n"
+  --out "\n    bf16 training  needs  112\\.0 GB: fits\n\n$" -- --params 7e9)
+simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty
+  --json-eq devices.1.device=\"cuda:0\" --json-eq devices.1.reserve_source=\"context_held\"
+  --json-eq devices.1.reserve_bytes=0 --json-eq devices.1.usable_bytes=150230532096
+  --json-eq devices.1.max_params.fp16=75115266048 -- --json)
+
+# gpuprobe-bench: a verified GPU run, work run at once and deferred.
+simcuda_program(bf16 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
+  --out "\nGPU: [^\n]*\\(bf16, median of 3 runs, [^\n]*, verified\\)\n +cuBLAS 13\\.1\\.0 \\(cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F\\) on NVIDIA H200"
+  -- --size 96 --device cuda:0 --dtype bf16 --runs 3)
+simcuda_program(tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" gpuprobe-bench --err-empty
+  --json-eq results.0.device=\"cuda:0\" --json-eq results.0.error=null
+  --json-eq results.0.verified=true --json-eq results.0.runs=3
+  --json-eq results.0.compute_type=\"CUBLAS_COMPUTE_32F_FAST_TF32\"
+  -- --size 77 --device cuda:0 --dtype tf32 --runs 3 --json)
+simcuda_program(cuda_1.fp16.json "${SIMCUDA_TWO}" gpuprobe-bench --err-empty
+  --json-eq results.0.device=\"cuda:1\" --json-eq results.0.device_name=\"NVIDIA\ H200\"
+  --json-eq results.0.verified=true -- --size 40 --device cuda:1 --dtype fp16 --runs 2 --json)
+
+# A failed memory query (the driver's cuMemGetInfo): the row says '?', the
+# reason is on stderr, the exit status is 1; in JSON the device's error
+# object. The first call is cuda:0's, the second cuda:1's.
+set(fail_gpu0 "fail=cuMemGetInfo_v2:1;${SIMCUDA_TWO}")
+set(fail_gpu1 "fail=cuMemGetInfo_v2:2;${SIMCUDA_TWO}")
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi --rc 1 --clean
+  --out "\n\\|   0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|         \\? \\| 8\\.0  \\|"
+  --out "\n\\|   1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\|"
+  --out "the context itself takes: cuda:1 524\\.3 MB\\.\n"
+  --err "^gpuprobe-smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
+simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-smi --rc 1
+  --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=31687966720
+  --json-eq devices.2.memory=null --json-eq devices.2.error.status=\"cuda\"
+  --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1 (NVIDIA H200) failed with CUDA_ERROR_UNKNOWN"
+  --err "^gpuprobe-smi: cuda:1: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:1 " -- --json)
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-fit --rc 1 --clean
+  --out "\ncuda:0 \\(NVIDIA A100-SXM4-40GB\\)\n  memory: unknown"
+  --err "^gpuprobe-fit: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
+simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-fit --rc 1
+  --json-eq devices.1.error=null --json-eq devices.2.error.status=\"cuda\"
+  --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1" -- --json)
+# NVML only measures the context's cost: when its memory query fails the
+# free memory still comes from the driver, unmeasured, and nothing failed.
+simcuda_program(nvml_memory_failure.json "fail=nvmlDeviceGetMemoryInfo:1+;${SIMCUDA_ONE_H200}" gpuprobe-smi
+  --err-empty --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=150230532096
+  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=false -- --json)
+
+# A simulated GPU whose name holds hostile bytes (the library keeps them in
+# GPUPROBE_ATTR_NAME; its own messages show them as '?'): text shows them
+# escaped, JSON round-trips them (0xff as U+FFFD).
+set(hostile_re "q\"\\\\x1b.31mRED\\\\x01\\\\nNL\\\\xff\\\\\\\\z")
+gpuprobe_hostile_output_tests(sim_name
+  TEXT_HAS "smi:\n\\|   0 \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU: ${hostile_re}\n"
+           "select:\nDevice: ${hostile_re}\nReason: auto: cuda:0 \\(q\"\\?.31mRED\\?\\?NL\\?"
+           "fit:\ncuda:0 \\(${hostile_re}\\)\n" "bench:cuBLAS [^\n]* on ${hostile_re}"
+  JSON_HAS "smi:devices.1.name=${GPUPROBE_HOSTILE}" "info:devices.1.name=${GPUPROBE_HOSTILE}"
+           "select:name=${GPUPROBE_HOSTILE}" "fit:devices.1.name=${GPUPROBE_HOSTILE}"
+           "bench:results.1.device_name=${GPUPROBE_HOSTILE}")
+foreach(t ${GPUPROBE_TOOLS})
+  foreach(suffix "" _json)
+    simcuda_test_env(tools.${t}.hostile_sim_name${suffix})
+    simcuda_test_fleet(tools.${t}.hostile_sim_name${suffix} "[gpu];preset=H200;name=${GPUPROBE_HOSTILE}")
+  endforeach()
+endforeach()
+
+# The example programs, text only: the same fleets, the lesson's lines.
+simcuda_program(two "${SIMCUDA_TWO}" smi --clean --err-empty
+  --out "^cpu     [^\n]+\ncuda:0  NVIDIA A100-SXM4-40GB: 42\\.5 GB total, 31\\.7 GB free, compute capability 8\\.0\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free, compute capability 9\\.0\n$")
+simcuda_program(memory_failure "${fail_gpu0}" smi --rc 1 --clean
+  --out "\ncuda:0  NVIDIA A100-SXM4-40GB: memory unknown\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free"
+  --err "^smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
+simcuda_program(memory_failure "${fail_gpu0}" vram_capacity --rc 1 --clean
+  --out "\ncuda:1: 128\\.3 GB usable" --no-out "cuda:0"
+  --err "^vram_capacity: cuda:0: capacity: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
+simcuda_program(two "${SIMCUDA_TWO}" cuda_info --clean --err-empty
+  --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
+simcuda_program(hidden "${SIMCUDA_TWO}" cuda_info --env CUDA_VISIBLE_DEVICES= --clean
+  --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: CUDA devices are hidden by CUDA_VISIBLE_DEVICES \\(.*which hides all 2 GPU\\(s\\)")
+simcuda_program(driver12 "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --clean --err-empty
+  --out "^CUDA available: True\nCUDA version: 12\\.8\nGPU: NVIDIA H200\n")
+simcuda_program(driver_too_old "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info
+  --env GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13 --clean
+  --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: the NVIDIA driver is too old for the CUDA runtime \\(driver supports CUDA 12\\.4, runtime is 13\\.0")
+simcuda_program(two "${SIMCUDA_TWO}" select_device --clean --err-empty
+  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n$")
+simcuda_program(cuda_0 "${SIMCUDA_TWO}" select_device --clean --err-empty
+  --out "^Using: cuda:0\nDevice: NVIDIA A100-SXM4-40GB\n" -- --device cuda:0)
+simcuda_program(min_free "${SIMCUDA_TWO}" select_device --rc 1
+  --err "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required\\x3b cpu: "
+  --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty
+  --out "\ncuda:0: 150\\.2 GB usable of 150\\.8 GB total \\(free inside this process's CUDA context\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
+  -- --params 7e9)
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
+  --out "\nGPU: [^\n]*\\(median of 5 runs, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
+  --out "\nSpeedup: [0-9.]+x\n$" -- --size 64)

@@ -1,0 +1,340 @@
+/*
+ * nvml.c - the simulated NVML, built as libnvidia-ml.so.1. Declared from
+ * the NVML documentation (the toolkit ships no nvml.h): nvmlReturn_t is an
+ * int enum, nvmlDevice_t an opaque pointer, the versioned symbols are the
+ * ones nvml.h maps its names to (nvmlInit -> nvmlInit_v2, ...).
+ *
+ * Semantics simulated: init/shutdown are reference counted and every other
+ * call but nvmlErrorString needs an init; NVML sees every GPU of the fleet,
+ * whatever CUDA_VISIBLE_DEVICES says, numbered by PCI bus id (so NVML index
+ * and CUDA ordinal can differ); MIG instances are reached through their
+ * parent or their MIG- UUID; memory figures come from the same state as
+ * the driver's (contexts and allocations of this process included), NVML's
+ * total being CUDA's plus the memory the driver reserves.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sim.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "nvml_decl.h"
+
+#define ENTER(name)                                                           \
+    sim_call call_;                                                           \
+    int inj_ = 0;                                                             \
+    if (sim_begin(&call_, SIM_NVML, name, &inj_))                             \
+    return sim_end(&call_, inj_)
+#define LEAVE(r) return sim_end(&call_, (r))
+#define NEED_INIT()                                                           \
+    do {                                                                      \
+        if (sim.nvml_refs == 0)                                               \
+            LEAVE(NVML_ERROR_UNINITIALIZED);                                  \
+    } while (0)
+
+/* NVML's numbering: GPUs by PCI bus id. */
+static int by_index(unsigned idx)
+{
+    int order[SIM_MAX_UNITS], n = 0;
+    for (int i = 0; i < sim.cfg.nunits; i++) {
+        const sim_unit *u = &sim.cfg.units[i];
+        if (u->parent >= 0)
+            continue;
+        int j = n++;
+        for (; j > 0; j--) {
+            const sim_unit *v = &sim.cfg.units[order[j - 1]];
+            unsigned long long ku = (unsigned long long)u->pci_domain << 24 | u->pci_bus << 16 |
+                                    u->pci_dev << 8 | u->pci_fn;
+            unsigned long long kv = (unsigned long long)v->pci_domain << 24 | v->pci_bus << 16 |
+                                    v->pci_dev << 8 | v->pci_fn;
+            if (kv <= ku)
+                break;
+            order[j] = order[j - 1];
+        }
+        order[j] = i;
+    }
+    return idx < (unsigned)n ? order[idx] : -1;
+}
+
+static sim_unit *unit(nvmlDevice_t d)
+{
+    for (int i = 0; i < sim.cfg.nunits; i++)
+        if ((void *)d == (void *)&sim.cfg.units[i])
+            return &sim.cfg.units[i];
+    return NULL;
+}
+
+static nvmlDevice_t handle(sim_unit *u) { return (nvmlDevice_t)(void *)u; }
+
+static nvmlReturn_t init(void)
+{
+    if (sim.cfg.nvml_init_error)
+        return sim.cfg.nvml_init_error;
+    sim.nvml_refs++;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInit_v2(void)
+{
+    ENTER("nvmlInit_v2");
+    LEAVE(init());
+}
+
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+    ENTER("nvmlInitWithFlags");
+    (void)flags;
+    LEAVE(init());
+}
+
+nvmlReturn_t nvmlShutdown(void)
+{
+    ENTER("nvmlShutdown");
+    NEED_INIT();
+    sim.nvml_refs--;
+    LEAVE(NVML_SUCCESS);
+}
+
+const char *nvmlErrorString(nvmlReturn_t result)
+{
+    sim_call c;
+    sim_begin(&c, SIM_NVML, "nvmlErrorString", NULL);
+    const char *s = sim_nvml_string(result);
+    sim_end(&c, 0);
+    return s ? s : "Unknown Error";
+}
+
+static nvmlReturn_t copy_out(char *dst, unsigned len, const char *src)
+{
+    if (!dst)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(src) + 1 > len)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(dst, src, strlen(src) + 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    ENTER("nvmlSystemGetDriverVersion");
+    NEED_INIT();
+    LEAVE(copy_out(version, length, sim.cfg.driver_string));
+}
+
+static nvmlReturn_t cuda_version(int *v)
+{
+    if (!v)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *v = sim.cfg.driver_version;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion)
+{
+    ENTER("nvmlSystemGetCudaDriverVersion");
+    NEED_INIT();
+    LEAVE(cuda_version(cudaDriverVersion));
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion)
+{
+    ENTER("nvmlSystemGetCudaDriverVersion_v2");
+    NEED_INIT();
+    LEAVE(cuda_version(cudaDriverVersion));
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
+{
+    ENTER("nvmlDeviceGetCount_v2");
+    NEED_INIT();
+    if (!deviceCount)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    unsigned n = 0;
+    for (int i = 0; i < sim.cfg.nunits; i++)
+        n += sim.cfg.units[i].parent < 0;
+    *deviceCount = n;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+    ENTER("nvmlDeviceGetHandleByIndex_v2");
+    NEED_INIT();
+    int u = by_index(index);
+    if (!device || u < 0)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    *device = handle(&sim.cfg.units[u]);
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device)
+{
+    ENTER("nvmlDeviceGetHandleByPciBusId_v2");
+    NEED_INIT();
+    unsigned dom, bus, dev, fn;
+    char tail;
+    if (!pciBusId || !device ||
+        sscanf(pciBusId, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    for (int i = 0; i < sim.cfg.nunits; i++) {
+        sim_unit *u = &sim.cfg.units[i];
+        if (u->parent < 0 && u->pci_domain == dom && u->pci_bus == bus && u->pci_dev == dev &&
+            u->pci_fn == fn) {
+            *device = handle(u);
+            LEAVE(NVML_SUCCESS);
+        }
+    }
+    LEAVE(NVML_ERROR_NOT_FOUND);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+    ENTER("nvmlDeviceGetHandleByUUID");
+    NEED_INIT();
+    if (!uuid || !device)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    for (int i = 0; i < sim.cfg.nunits; i++)
+        if (strcasecmp(sim.cfg.units[i].uuid, uuid) == 0) {
+            *device = handle(&sim.cfg.units[i]);
+            LEAVE(NVML_SUCCESS);
+        }
+    LEAVE(NVML_ERROR_NOT_FOUND);
+}
+
+#define NEED_UNIT(u, d)                                                       \
+    NEED_INIT();                                                              \
+    sim_unit *u = unit(d);                                                    \
+    if (!u)                                                                   \
+    LEAVE(NVML_ERROR_INVALID_ARGUMENT)
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+    ENTER("nvmlDeviceGetUUID");
+    NEED_UNIT(u, device);
+    LEAVE(copy_out(uuid, length, u->uuid));
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+    ENTER("nvmlDeviceGetName");
+    NEED_UNIT(u, device);
+    LEAVE(copy_out(name, length, u->name));
+}
+
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
+{
+    ENTER("nvmlDeviceGetIndex");
+    NEED_UNIT(u, device);
+    if (!index)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    int self = (int)(u - sim.cfg.units);
+    if (u->parent >= 0) {
+        unsigned k = 0;
+        for (int i = u->parent + 1; i < self; i++)
+            k += sim.cfg.units[i].parent == u->parent;
+        *index = k;
+        LEAVE(NVML_SUCCESS);
+    }
+    for (unsigned i = 0; i < SIM_MAX_UNITS; i++)
+        if (by_index(i) == self) {
+            *index = i;
+            LEAVE(NVML_SUCCESS);
+        }
+    LEAVE(NVML_ERROR_UNKNOWN);
+}
+
+/* total, reserved, free, used as NVML reports them. */
+static void memory(const sim_unit *u, unsigned long long *t, unsigned long long *r,
+                   unsigned long long *f)
+{
+    *t = u->total + u->reserved;
+    *r = u->reserved;
+    *f = sim_unit_free(u);
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *mem)
+{
+    ENTER("nvmlDeviceGetMemoryInfo");
+    NEED_UNIT(u, device);
+    if (!mem)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    unsigned long long t, r, f;
+    memory(u, &t, &r, &f);
+    mem->total = t;
+    mem->free = f;
+    mem->used = t - f; /* version 1 counts the reserved memory as used */
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *mem)
+{
+    ENTER("nvmlDeviceGetMemoryInfo_v2");
+    NEED_UNIT(u, device);
+    if (!mem)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    if (mem->version != nvmlMemory_v2)
+        LEAVE(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+    unsigned long long t, r, f;
+    memory(u, &t, &r, &f);
+    mem->total = t;
+    mem->reserved = r;
+    mem->free = f;
+    mem->used = t - f - r;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+                                  unsigned int *pendingMode)
+{
+    ENTER("nvmlDeviceGetMigMode");
+    NEED_UNIT(u, device);
+    if (!currentMode || !pendingMode || u->parent >= 0)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    if (u->cc_major < 8)
+        LEAVE(NVML_ERROR_NOT_SUPPORTED);
+    *currentMode = *pendingMode = u->nmig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice)
+{
+    ENTER("nvmlDeviceIsMigDeviceHandle");
+    NEED_UNIT(u, device);
+    if (!isMigDevice)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    *isMigDevice = u->parent >= 0;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                 nvmlDevice_t *migDevice)
+{
+    ENTER("nvmlDeviceGetMigDeviceHandleByIndex");
+    NEED_UNIT(u, device);
+    if (!migDevice || u->parent >= 0)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    int self = (int)(u - sim.cfg.units);
+    unsigned k = 0;
+    for (int i = self + 1; i < sim.cfg.nunits; i++)
+        if (sim.cfg.units[i].parent == self && k++ == index) {
+            *migDevice = handle(&sim.cfg.units[i]);
+            LEAVE(NVML_SUCCESS);
+        }
+    LEAVE(NVML_ERROR_NOT_FOUND);
+}
+
+nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice,
+                                                          nvmlDevice_t *device)
+{
+    ENTER("nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
+    NEED_UNIT(u, migDevice);
+    if (!device || u->parent < 0)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    *device = handle(&sim.cfg.units[u->parent]);
+    LEAVE(NVML_SUCCESS);
+}

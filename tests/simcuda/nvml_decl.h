@@ -1,0 +1,54 @@
+/*
+ * nvml_decl.h - the NVML types and functions the simulation provides,
+ * declared from the NVML documentation (the CUDA toolkit ships no nvml.h).
+ * nvmlReturn_t and its codes are in sim.h.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef SIMCUDA_NVML_DECL_H
+#define SIMCUDA_NVML_DECL_H
+
+#include "sim.h"
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+typedef struct nvmlMemory_st {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+
+#define NVML_STRUCT_VERSION(data, ver) \
+    (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+#define NVML_DEVICE_MIG_DISABLE 0
+#define NVML_DEVICE_MIG_ENABLE 1
+
+#define API SIM_EXPORT nvmlReturn_t
+API nvmlInit_v2(void);
+API nvmlInitWithFlags(unsigned int flags);
+API nvmlShutdown(void);
+SIM_EXPORT const char *nvmlErrorString(nvmlReturn_t result);
+API nvmlSystemGetDriverVersion(char *version, unsigned int length);
+API nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion);
+API nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);
+API nvmlDeviceGetCount_v2(unsigned int *deviceCount);
+API nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+API nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device);
+API nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device);
+API nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
+API nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+API nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index);
+API nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+API nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
+API nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode);
+API nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice);
+API nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice);
+API nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device);
+
+#undef API
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * scenario_causes.c - every named CUDA cause, reached through the library's
+ * real loader and the simulated libraries: no runtime, no driver, no kernel
+ * driver, driver too old (and the libcudart.so.12 fallback), no device,
+ * devices hidden (and not hidden), no permission, disabled, other.
+ *
+ * What the kernel side looks like (/proc/driver/nvidia, /dev/nvidia*) is
+ * a fake tree given to the library through its sysroot test seam, which is
+ * why this program links the internal archive; the CUDA libraries are the
+ * simulated ones, found as on any machine.
+ *
+ *   scenario_causes             the causes one process can reach
+ *   scenario_causes no-driver   run without the simulated driver on the
+ *                               loader's path (its own ctest entry)
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "scenario.h"
+#include "sysroot_util.h"
+
+#define H200 "[gpu]\npreset = H200\n"
+#define TWO                                                                   \
+    "[gpu]\npreset = A100-40GB\nuuid = GPU-5e1e0000-a100-4000-8000-00000000000a\n" \
+    "[gpu]\npreset = H200\nuuid = GPU-5e1e0000-4200-4000-8000-00000000000b\n"
+
+static char root[256];
+
+/* The kernel side: the driver's files (kernel != 0), and `gpus` entries
+ * in /proc/driver/nvidia/gpus (-1: no such directory). */
+static void make_root(int kernel, int gpus)
+{
+    snprintf(root, sizeof root, "%s/gpuprobe-causes-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    assert_non_null(mkdtemp(root));
+    assert_int_equal(chmod(root, 0755), 0);
+    sr_put(root, "proc/self/status", "Name:\ttest\n");
+    if (kernel) {
+        sr_put(root, "proc/driver/nvidia/version", "NVRM version: simulated\n");
+        sr_put(root, "dev/nvidiactl", "");
+        sr_put(root, "dev/nvidia0", "");
+    }
+    char p[GP_PATH_LEN];
+    if (gpus >= 0) {
+        snprintf(p, sizeof p, "%s/proc/driver/nvidia/gpus", root);
+        sr_mkdirs(p);
+    }
+    for (int i = 0; i < gpus; i++) {
+        snprintf(p, sizeof p, "%s/proc/driver/nvidia/gpus/0000:%02x:00.0", root, 0x21 + i * 0x60);
+        sr_mkdirs(p);
+    }
+}
+
+static gpuprobe_context *probe(void)
+{
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    return ctx;
+}
+
+static void use_libdir(const char *sub)
+{
+    if (sub)
+        assert_int_equal(setenv("GPUPROBE_CUDA_LIBDIR", sub, 1), 0);
+    else
+        unsetenv("GPUPROBE_CUDA_LIBDIR");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (root[0])
+        sr_rm_tree(root);
+    root[0] = '\0';
+    unsetenv("GPUPROBE_CUDA_LIBDIR");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("GPUPROBE_CUDA");
+    return 0;
+}
+
+typedef struct cause_case {
+    const char *what;
+    const char *fleet;
+    const char *cvd;       /* CUDA_VISIBLE_DEVICES, NULL: unset */
+    const char *libdir;    /* GPUPROBE_CUDA_LIBDIR, NULL: unset */
+    int kernel, proc_gpus; /* the fake kernel side (make_root) */
+    gpuprobe_cuda_cause want;
+    const char *detail;    /* a part of the detail */
+} cause_case;
+
+static const cause_case cases[] = {
+    {"a working H200", H200, NULL, NULL, 1, 1, GPUPROBE_CUDA_AVAILABLE,
+     "1 CUDA device(s); driver supports CUDA 13.0, runtime 13.0"},
+    {"no runtime in GPUPROBE_CUDA_LIBDIR", H200, NULL, SIMCUDA_DIR "/empty", 1, 1,
+     GPUPROBE_CUDA_NO_RUNTIME, "tried libcudart.so.13, libcudart.so.12, libcudart.so.11"},
+    {"a 12.8 driver: libcudart.so.12 instead of 13", "driver_version = 12.8\n" H200, NULL,
+     SIMCUDA_DIR "/lib", 1, 1, GPUPROBE_CUDA_AVAILABLE, "runtime 12.8 (" SIMCUDA_DIR "/lib/libcudart.so.12)"},
+    {"only libcudart.so.12 there", H200, NULL, SIMCUDA_DIR "/rt12", 1, 1, GPUPROBE_CUDA_AVAILABLE,
+     "runtime 12.8"},
+    {"driver too old for the only runtime", "driver_version = 12.4\n" H200, NULL, SIMCUDA_DIR "/rt13",
+     1, 1, GPUPROBE_CUDA_DRIVER_TOO_OLD, "driver supports CUDA 12.4, runtime is 13.0"},
+    {"driver too old, as the runtime finds it", "driver_version = 12.4\nfail = cuDriverGetVersion:1\n" H200,
+     NULL, SIMCUDA_DIR "/rt13", 1, 1, GPUPROBE_CUDA_DRIVER_TOO_OLD, "cudaErrorInsufficientDriver"},
+    {"no kernel driver", "cuinit_error = CUDA_ERROR_UNKNOWN\nnvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" H200,
+     NULL, NULL, 0, -1, GPUPROBE_CUDA_NO_KERNEL_DRIVER, "/proc/driver/nvidia/version is missing"},
+    {"no GPU", "", NULL, NULL, 1, 0, GPUPROBE_CUDA_NO_DEVICE, "finds no CUDA device"},
+    {"no GPU, CUDA_VISIBLE_DEVICES set", "", "0", NULL, 1, 0, GPUPROBE_CUDA_NO_DEVICE, "no GPU"},
+    {"CUDA_VISIBLE_DEVICES empty", TWO, "", NULL, 1, 2, GPUPROBE_CUDA_DEVICES_HIDDEN,
+     "CUDA_VISIBLE_DEVICES is set to \"\", which hides all 2 GPU(s)"},
+    {"CUDA_VISIBLE_DEVICES past the GPUs", TWO, "5,0", NULL, 1, 2, GPUPROBE_CUDA_DEVICES_HIDDEN,
+     "hides all 2 GPU(s)"},
+    {"CUDA_VISIBLE_DEVICES names no GPU", TWO, "GPU-ffff", NULL, 1, 2, GPUPROBE_CUDA_DEVICES_HIDDEN,
+     "hides all 2 GPU(s)"},
+    {"CUDA_VISIBLE_DEVICES selects GPUs CUDA cannot use",
+     "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO, "0,1", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE,
+     "CUDA_VISIBLE_DEVICES=\"0,1\" selects"},
+    {"CUDA_VISIBLE_DEVICES selects by UUID", "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO,
+     "GPU-5e1e0000-a1", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE, "selects"},
+    {"a MIG entry cannot be checked", "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO, "MIG-1234",
+     NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE, "cannot be told: its first entry is a UUID"},
+    {"hidden, GPUs counted by the kernel driver (no NVML)",
+     "nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" TWO, "", NULL, 1, 2,
+     GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 2 GPU(s)"},
+    {"cannot tell whether anything is hidden",
+     "nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" TWO, "", NULL, 1, -1,
+     GPUPROBE_CUDA_NO_DEVICE, "CUDA_VISIBLE_DEVICES is set to \"\""},
+    {"hidden, the kernel files unseen but NVML working",
+     "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO, "", NULL, 0, -1, GPUPROBE_CUDA_DEVICES_HIDDEN,
+     "hides all 2 GPU(s)"},
+    {"cuInit fails otherwise", "cuinit_error = CUDA_ERROR_UNKNOWN\n" H200, NULL, NULL, 1, 1,
+     GPUPROBE_CUDA_OTHER, "cuInit failed with CUDA_ERROR_UNKNOWN"},
+    {"cudaGetDeviceCount fails", "fail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
+     NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cudaErrorStartupFailure"},
+};
+
+static void one_case(const cause_case *c)
+{
+    print_message("case: %s\n", c->what);
+    if (c->cvd)
+        assert_int_equal(setenv("CUDA_VISIBLE_DEVICES", c->cvd, 1), 0);
+    else
+        unsetenv("CUDA_VISIBLE_DEVICES");
+    use_libdir(c->libdir);
+    fleet(c->fleet);
+    make_root(c->kernel, c->proc_gpus);
+    gpuprobe_context *ctx = probe();
+    const char *detail = NULL;
+    gpuprobe_cuda_cause got = cause_of(ctx, &detail);
+    if (got != c->want || !strstr(detail, c->detail))
+        fail_msg("%s: cause %s (%s), want %s with \"%s\"", c->what, gpuprobe_cuda_cause_name(got),
+                 detail, gpuprobe_cuda_cause_name(c->want), c->detail);
+    assert_only_simulated_cuda();
+    size_t n = 0, dev = 9;
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    if (c->want == GPUPROBE_CUDA_AVAILABLE) {
+        assert_true(n > 1);
+    } else {
+        assert_int_equal(n, 1);
+        EXPECT(ctx, gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL),
+               GPUPROBE_ERR_CUDA_UNAVAILABLE);
+        assert_contains(gpuprobe_last_error(ctx), gpuprobe_cuda_cause_name(c->want));
+        EXPECT(ctx, gpuprobe_select(ctx, "auto", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL),
+               GPUPROBE_OK);
+        assert_int_equal(dev, 0);
+    }
+    gpuprobe_context_destroy(ctx);
+    teardown(NULL);
+}
+
+static void every_cause(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        one_case(&cases[i]);
+}
+
+/* With a 12.x driver the CUDA 12 runtime is used, and cuBLAS 12 with it. */
+static void runtime12_fallback_matmul(void **state)
+{
+    (void)state;
+    use_libdir(SIMCUDA_DIR "/lib");
+    fleet("driver_version = 12.8\n" H200);
+    make_root(1, 1);
+    gpuprobe_context *ctx = probe();
+    int v = 0;
+    EXPECT(ctx, gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
+    assert_int_equal(v, 12080);
+    EXPECT(ctx, gpuprobe_cuda_driver_version(ctx, &v), GPUPROBE_OK);
+    assert_int_equal(v, 12080);
+    gpuprobe_matmul_options *o = mm_options(20, 30, 40, GPUPROBE_DTYPE_FP16);
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    const char *backend = NULL;
+    assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_BACKEND, &backend), GPUPROBE_OK);
+    assert_contains(backend, "cuBLAS 12.9.1");
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
+static void disabled_loads_nothing(void **state)
+{
+    (void)state;
+    fleet(H200);
+    simcuda_log_clear();
+    assert_int_equal(setenv("GPUPROBE_CUDA", "off", 1), 0);
+    make_root(1, 1);
+    gpuprobe_context *ctx = probe();
+    assert_int_equal(cause_of(ctx, NULL), GPUPROBE_CUDA_DISABLED);
+    size_t n = 0;
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(simcuda_log_size(), 0);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* /dev/nvidia0 that the user may not open: NO_PERMISSION. Root may open
+ * anything, so the probe runs in a child that has given up root. */
+static void no_permission(void **state)
+{
+    (void)state;
+    fleet("cuinit_error = CUDA_ERROR_NO_DEVICE\n" H200);
+    make_root(1, 1);
+    char node[GP_PATH_LEN];
+    snprintf(node, sizeof node, "%s/dev/nvidia0", root);
+    assert_int_equal(chmod(node, 0), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(100);
+        gpuprobe_context *ctx = NULL;
+        gpuprobe_cuda_cause cause = GPUPROBE_CUDA_AVAILABLE;
+        const char *detail = NULL;
+        if (gpuprobe_context_create(&ctx, 0) != GPUPROBE_OK)
+            _exit(101);
+        gp_test_set_sysroot(ctx, root);
+        if (gpuprobe_cuda_status(ctx, &cause, &detail) != GPUPROBE_OK)
+            _exit(102);
+        if (!strstr(detail, "/dev/nvidia0"))
+            _exit(103);
+        _exit((int)cause);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 100)
+        fail_msg("could not drop root to test permissions");
+    assert_int_equal(WEXITSTATUS(status), GPUPROBE_CUDA_NO_PERMISSION);
+}
+
+/* The driver is absent: the runtime loads (from GPUPROBE_CUDA_LIBDIR),
+ * libcuda.so.1 does not. */
+static void no_driver(void **state)
+{
+    (void)state;
+    use_libdir(SIMCUDA_DIR "/lib");
+    make_root(0, -1);
+    gpuprobe_context *ctx = probe();
+    const char *detail = NULL;
+    assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_DRIVER);
+    assert_contains(detail, "libcuda.so.1 not found");
+    int v = 0;
+    EXPECT(ctx, gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
+    assert_int_equal(v, 13000);
+    EXPECT(ctx, gpuprobe_cuda_driver_version(ctx, &v), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_only_simulated_cuda();
+    gpuprobe_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "no-driver") == 0) {
+        void *real = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (real) {
+            Dl_info info;
+            memset(&info, 0, sizeof info);
+            void *sym = dlsym(real, "cuInit");
+            if (sym)
+                dladdr(sym, &info);
+            printf("SKIP: this machine has a CUDA driver (%s): \"no driver\" cannot be simulated here\n",
+                   info.dli_fname ? info.dli_fname : "libcuda.so.1");
+            return 77;
+        }
+        const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(no_driver, teardown)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(every_cause, teardown),
+        cmocka_unit_test_teardown(runtime12_fallback_matmul, teardown),
+        cmocka_unit_test_teardown(disabled_loads_nothing, teardown),
+        cmocka_unit_test_teardown(no_permission, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,368 @@
+/*
+ * scenario_matmul.c - the GPU matmul of libgpuprobe (the shared library,
+ * unmodified) on simulated GPUs: every precision at awkward shapes, with
+ * work run at once and deferred to the synchronising calls; the negative
+ * controls (a wrong gemm must fail verification); every CUDA and cuBLAS
+ * call the matmul makes failing in turn; a sticky asynchronous fault; four
+ * threads with their own contexts.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "scenario.h"
+
+static const char h200[] = "[gpu]\npreset = H200\n";
+static const char two[] = "[gpu]\npreset = A100-40GB\n[gpu]\npreset = L4\n";
+
+static const gpuprobe_dtype gpu_dtypes[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_TF32,
+                                            GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16};
+static const char *const compute_types[] = {"CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_32F_FAST_TF32",
+                                            "CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_32F"};
+
+static CUresult (*get_current)(CUcontext *);
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!get_current)
+        get_current = CUDA_FN(CUresult (*)(CUcontext *), "libcuda.so.1", "cuCtxGetCurrent");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    simcuda_clear_faults();
+    return 0;
+}
+
+static double dmetric(const gpuprobe_matmul_result *r, gpuprobe_matmul_metric m)
+{
+    double v = -1;
+    assert_int_equal(gpuprobe_matmul_result_get_double(r, m, &v), GPUPROBE_OK);
+    return v;
+}
+
+static int64_t imetric(const gpuprobe_matmul_result *r, gpuprobe_matmul_metric m)
+{
+    int64_t v = -1;
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, m, &v), GPUPROBE_OK);
+    return v;
+}
+
+/* Nothing of a run is left but what the library keeps for later runs (its
+ * handle's workspace, stream and events); nothing is left current. */
+static void assert_run_left_nothing(int unit);
+static void assert_left_nothing_but_current(int unit)
+{
+    simcuda_unit_state st = unit_state(unit);
+    assert_int_equal(st.allocations, st.workspaces);
+    assert_int_equal(st.pending_ops, 0);
+    assert_int_equal(simcuda_pinned_count(), 0);
+}
+
+static void assert_run_left_nothing(int unit)
+{
+    simcuda_unit_state st = unit_state(unit);
+    assert_int_equal(st.allocations, st.workspaces);
+    assert_int_equal(st.pending_ops, 0);
+    assert_int_equal(simcuda_pinned_count(), 0);
+    CUcontext c = (CUcontext)(uintptr_t)1;
+    assert_int_equal(get_current(&c), CUDA_SUCCESS);
+    assert_null(c);
+}
+
+static gpuprobe_matmul_result *run(gpuprobe_context *ctx, size_t dev, int64_t m, int64_t n,
+                                   int64_t k, gpuprobe_dtype dt, gpuprobe_status want)
+{
+    gpuprobe_matmul_options *o = mm_options(m, n, k, dt);
+    int64_t lo = 0, hi = 0;
+    assert_int_equal(gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_VERIFY_SAMPLES, &lo, &hi), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY_SAMPLES, m * n < hi ? m * n : hi),
+                     GPUPROBE_OK);
+    gpuprobe_matmul_result *r = NULL;
+    gpuprobe_status st = gpuprobe_matmul_run(ctx, dev, o, 0, &r);
+    gpuprobe_matmul_options_destroy(o);
+    check_status(ctx, st, want, "gpuprobe_matmul_run");
+    return r;
+}
+
+/* Every precision at non-square shapes, every entry verified; with the
+ * work run at each call and with it deferred to the synchronising calls. */
+static void precisions(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{37, 23, 71}, {129, 65, 33}, {1, 300, 7}, {5, 1, 1}};
+    for (int deferred = 0; deferred < 2; deferred++) {
+        fleet(h200);
+        assert_int_equal(simcuda_set(deferred ? "mode = deferred" : "mode = eager"), 0);
+        gpuprobe_context *ctx = new_ctx();
+        for (size_t d = 0; d < sizeof gpu_dtypes / sizeof gpu_dtypes[0]; d++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                gpuprobe_matmul_result *r =
+                    run(ctx, 1, shapes[s][0], shapes[s][1], shapes[s][2], gpu_dtypes[d], GPUPROBE_OK);
+                assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
+                assert_true(dmetric(r, GPUPROBE_METRIC_MAX_ERROR) <= dmetric(r, GPUPROBE_METRIC_TOLERANCE));
+                assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 2);
+                assert_true(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) > 0);
+                assert_true(dmetric(r, GPUPROBE_METRIC_H2D_S) > 0);
+                assert_true(dmetric(r, GPUPROBE_METRIC_D2H_S) > 0);
+                const char *s1 = NULL;
+                assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_COMPUTE_TYPE, &s1),
+                                 GPUPROBE_OK);
+                assert_string_equal(s1, compute_types[d]);
+                assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_BACKEND, &s1),
+                                 GPUPROBE_OK);
+                assert_contains(s1, "cuBLAS 13.1.0 (cublasGemmEx");
+                gpuprobe_matmul_result_destroy(r);
+                assert_run_left_nothing(0);
+            }
+        assert_only_simulated_cuda();
+        assert_int_equal(unit_state(0).blas_handles, 1); /* one per device, kept */
+        gpuprobe_context_destroy(ctx);
+    }
+}
+
+/* A simulated gemm that computes the wrong thing must fail verification:
+ * otherwise these scenarios would prove nothing. */
+static void negative_controls(void **state)
+{
+    (void)state;
+    static const char *const bugs[] = {"gemm_bug = rowmajor", "gemm_bug = drop_last_k"};
+    for (size_t b = 0; b < 2; b++) {
+        fleet(h200);
+        assert_int_equal(simcuda_set(bugs[b]), 0);
+        gpuprobe_context *ctx = new_ctx();
+        for (size_t d = 0; d < sizeof gpu_dtypes / sizeof gpu_dtypes[0]; d++) {
+            gpuprobe_matmul_result *r = run(ctx, 1, 37, 23, 71, gpu_dtypes[d], GPUPROBE_ERR_VERIFY_FAILED);
+            assert_non_null(r);
+            assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 0);
+            gpuprobe_matmul_result_destroy(r);
+        }
+        assert_int_equal(simcuda_set("gemm_bug = none"), 0);
+        gpuprobe_matmul_result_destroy(run(ctx, 1, 37, 23, 71, GPUPROBE_DTYPE_FP32, GPUPROBE_OK));
+        gpuprobe_context_destroy(ctx);
+    }
+}
+
+/* Every CUDA and cuBLAS call a matmul makes, failing at each of its calls
+ * in turn: a clean status naming the error, nothing left allocated or
+ * current, and the next run on the same context succeeds. */
+static void failure_sweep(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *func;
+        gpuprobe_status want;
+        const char *named;
+    } calls[] = {
+        {"cuDeviceGet", GPUPROBE_ERR_CUDA, "CUDA_ERROR_UNKNOWN"},
+        {"cuDevicePrimaryCtxRetain", GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+        {"cuCtxPushCurrent_v2", GPUPROBE_ERR_CUDA, "CUDA_ERROR_UNKNOWN"},
+        {"cudaStreamCreateWithFlags", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cublasCreate_v2", GPUPROBE_ERR_CUDA, "CUBLAS_STATUS_NOT_INITIALIZED"},
+        {"cublasSetStream_v2", GPUPROBE_ERR_CUDA, "CUBLAS_STATUS_EXECUTION_FAILED"},
+        {"cublasGetVersion_v2", GPUPROBE_ERR_CUDA, "CUBLAS_STATUS_EXECUTION_FAILED"},
+        {"cublasSetMathMode", GPUPROBE_ERR_CUDA, "CUBLAS_STATUS_EXECUTION_FAILED"},
+        {"cudaMemGetInfo", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cudaMallocHost", GPUPROBE_ERR_OUT_OF_MEMORY, "cudaErrorMemoryAllocation"},
+        {"cudaMalloc", GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY, "cudaErrorMemoryAllocation"},
+        {"cudaEventCreate", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cudaMemsetAsync", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cudaStreamSynchronize", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cudaEventRecord", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cudaMemcpyAsync", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cudaEventSynchronize", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        {"cublasGemmEx", GPUPROBE_ERR_CUDA, "CUBLAS_STATUS_EXECUTION_FAILED"},
+        {"cudaEventElapsedTime", GPUPROBE_ERR_CUDA, "cudaErrorUnknown"},
+        /* Last: a pop the driver refuses leaves the context current (no
+         * one can take it off), so the current context is not checked. */
+        {"cuCtxPopCurrent_v2", GPUPROBE_ERR_CUDA, "CUDA_ERROR_UNKNOWN"},
+    };
+    const size_t pop = sizeof calls / sizeof calls[0] - 1;
+    int runs = 0;
+    for (int deferred = 0; deferred < 2; deferred++)
+        for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+            for (unsigned long nth = 1;; nth++) {
+                fleet(h200);
+                assert_int_equal(simcuda_set(deferred ? "mode = deferred" : "mode = eager"), 0);
+                gpuprobe_context *ctx = new_ctx();
+                size_t n = 0;
+                EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+                assert_int_equal(simcuda_fail(calls[i].func, nth, 0, SIMCUDA_ONCE), 0);
+                gpuprobe_matmul_options *o = mm_options(9, 5, 3, GPUPROBE_DTYPE_FP16);
+                gpuprobe_matmul_result *r = NULL;
+                gpuprobe_status st = gpuprobe_matmul_run(ctx, 1, o, 0, &r);
+                runs++;
+                if (simcuda_faults_fired() == 0) { /* no nth call: done */
+                    check_status(ctx, st, GPUPROBE_OK, calls[i].func);
+                    gpuprobe_matmul_result_destroy(r);
+                    gpuprobe_matmul_options_destroy(o);
+                    gpuprobe_context_destroy(ctx);
+                    assert_true(nth > 1); /* every call here is made at least once */
+                    break;
+                }
+                print_message("%s %s #%lu: %s\n", deferred ? "deferred" : "eager", calls[i].func,
+                              nth, gpuprobe_last_error(ctx));
+                check_status(ctx, st, calls[i].want, calls[i].func);
+                assert_null(r);
+                assert_contains(gpuprobe_last_error(ctx), calls[i].named);
+                if (i == pop)
+                    assert_left_nothing_but_current(0);
+                else
+                    assert_run_left_nothing(0);
+                simcuda_clear_faults();
+                assert_int_equal(gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+                assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
+                gpuprobe_matmul_result_destroy(r);
+                gpuprobe_matmul_options_destroy(o);
+                gpuprobe_context_destroy(ctx);
+                simcuda_unit_state us = unit_state(0);
+                assert_int_equal(us.blas_handles + us.streams + us.events + us.allocations, 0);
+            }
+    print_message("%d runs\n", runs);
+}
+
+/* A kernel fault (cudaErrorIllegalAddress, raised asynchronously by the
+ * third gemm) poisons the device's context for good, as on a GPU: the run
+ * fails with the error named, later work on that device fails the same
+ * way, the other device is unaffected. */
+static void sticky_fault(void **state)
+{
+    (void)state;
+    for (int deferred = 0; deferred < 2; deferred++) {
+        fleet(two);
+        assert_int_equal(simcuda_set(deferred ? "mode = deferred" : "mode = eager"), 0);
+        assert_int_equal(simcuda_fault_async("cublasGemmEx", 3), 0);
+        gpuprobe_context *ctx = new_ctx();
+        gpuprobe_matmul_result *r = run(ctx, 1, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_CUDA);
+        assert_null(r);
+        assert_contains(gpuprobe_last_error(ctx), "cudaErrorIllegalAddress");
+        assert_int_equal(unit_state(0).faulted, cudaErrorIllegalAddress);
+        r = run(ctx, 1, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_CUDA);
+        assert_contains(gpuprobe_last_error(ctx), "cudaErrorIllegalAddress");
+        gpuprobe_context *other = new_ctx();
+        gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+        EXPECT(other, gpuprobe_device_memory(other, 1, &m, 0), GPUPROBE_ERR_CUDA);
+        assert_contains(gpuprobe_last_error(other), "CUDA_ERROR_ILLEGAL_ADDRESS");
+        r = run(other, 2, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_OK);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_context_destroy(other);
+        gpuprobe_context_destroy(ctx);
+        CUcontext c = (CUcontext)(uintptr_t)1;
+        assert_int_equal(get_current(&c), CUDA_SUCCESS);
+        assert_null(c);
+        simcuda_clear_faults();
+    }
+}
+
+/* Asking more than the device has: a clean DEVICE_OUT_OF_MEMORY, and an
+ * architecture cuBLAS does not support: UNSUPPORTED; nothing left behind. */
+static void refusals(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = T4\ntotal = 700MiB\n[gpu]\npreset = K80\n");
+    gpuprobe_context *ctx = new_ctx();
+    assert_null(run(ctx, 1, 4096, 4096, 4096, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY));
+    assert_contains(gpuprobe_last_error(ctx), "free of");
+    assert_run_left_nothing(0);
+    assert_null(run(ctx, 2, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_UNSUPPORTED));
+    assert_contains(gpuprobe_last_error(ctx), "CUBLAS_STATUS_ARCH_MISMATCH");
+    assert_run_left_nothing(1);
+    gpuprobe_context_destroy(ctx);
+}
+
+typedef struct worker {
+    int index;
+    char error[512];
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    gpuprobe_context *ctx = NULL;
+    if (gpuprobe_context_create(&ctx, 0) != GPUPROBE_OK) {
+        snprintf(w->error, sizeof w->error, "context_create failed");
+        return NULL;
+    }
+    size_t dev = 1 + (size_t)(w->index % 2);
+    for (int i = 0; i < 3 && !w->error[0]; i++) {
+        gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+        gpuprobe_matmul_options *o = NULL;
+        gpuprobe_matmul_result *r = NULL;
+        int64_t verified = 0;
+        gpuprobe_status st = gpuprobe_device_memory(ctx, dev, &m, 0);
+        if (st == GPUPROBE_OK && gpuprobe_matmul_options_create(&o) == GPUPROBE_OK) {
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 24 + w->index);
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 17);
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, 31 - i);
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, gpu_dtypes[(w->index + i) % 4]);
+            gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 2);
+            st = gpuprobe_matmul_run(ctx, dev, o, 0, &r);
+            if (st == GPUPROBE_OK)
+                gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_VERIFIED, &verified);
+        }
+        CUcontext c = (CUcontext)(uintptr_t)1;
+        if (st != GPUPROBE_OK || verified != 1)
+            snprintf(w->error, sizeof w->error, "thread %d run %d: %s: %s", w->index, i,
+                     gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+        else if (get_current(&c) != CUDA_SUCCESS || c != NULL)
+            snprintf(w->error, sizeof w->error, "thread %d: a context was left current", w->index);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o);
+    }
+    gpuprobe_context_destroy(ctx);
+    return NULL;
+}
+
+/* Four threads, each with its own gpuprobe context, two per GPU. */
+static void four_threads(void **state)
+{
+    (void)state;
+    fleet(two);
+    pthread_t t[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].index = i;
+        assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        if (w[i].error[0])
+            fail_msg("%s", w[i].error);
+    }
+    for (int u = 0; u < 2; u++) {
+        simcuda_unit_state st = unit_state(u);
+        assert_int_equal(st.blas_handles + st.streams + st.events + st.allocations, 0);
+        assert_int_equal(st.context_refs, 1); /* the runtime's */
+    }
+    assert_int_equal(simcuda_pinned_count(), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(precisions, setup, teardown),
+        cmocka_unit_test_setup_teardown(negative_controls, setup, teardown),
+        cmocka_unit_test_setup_teardown(failure_sweep, setup, teardown),
+        cmocka_unit_test_setup_teardown(sticky_fault, setup, teardown),
+        cmocka_unit_test_setup_teardown(refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
