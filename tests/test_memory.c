@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,6 +164,45 @@ static void test_cgroup_v2_limit_above_ram(void **state)
     assert_int_equal(info.total_bytes, 16 * GIB);
     assert_int_equal(info.available_bytes, 12 * GIB);
     assert_int_equal(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED, 0);
+    sr_rm_tree(root);
+}
+
+/* A limit above the RAM whose room is below MemAvailable cuts only the
+ * available figure, and the flag says so; room equal to MemAvailable or a
+ * limit equal to the RAM cuts nothing. */
+static void test_cgroup_cuts_available_only(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "0::/a\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "34359738368\n");     /* 32 GiB */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "32212254720\n"); /* 30 GiB */
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 32 * GIB);
+    assert_int_equal(info.physical_bytes, 16 * GIB);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 2 * GIB);
+    assert_int_equal(info.flags, GPUPROBE_MEMORY_CGROUP_LIMITED);
+
+    /* room 12 GiB = MemAvailable: nothing cut, no flag */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "21474836480\n"); /* 20 GiB */
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags, 0);
+
+    /* a limit of exactly the RAM, nothing used: no flag */
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "17179869184\n");     /* 16 GiB */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "0\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 16 * GIB);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags, 0);
     sr_rm_tree(root);
 }
 
@@ -454,6 +494,63 @@ static void test_read_file(void **state)
     sr_rm_tree(root);
 }
 
+/* Open file descriptors of this process. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
+/* Every /proc and /sys read gives its descriptor back, on success and on
+ * error (a cgroup file that is a directory: open succeeds, read fails). */
+static void test_reads_release_descriptors(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "4:memory:/m\n0::/a\n");
+    sr_put(root, "proc/cpuinfo", "processor : 0\nmodel name : Sim CPU\n"
+                                 "flags : sse4_2 avx avx2 fma\ncpu MHz : 1000.0\n");
+    sr_put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2000000\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "4294967296\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.stat", "inactive_file 1\n");
+    char dir[GP_PATH_LEN];
+    snprintf(dir, sizeof dir, "%s/sys/fs/cgroup/a/memory.current", root);
+    sr_mkdirs(dir); /* a directory where a file is expected */
+    sr_put(root, "sys/fs/cgroup/memory/m/memory.limit_in_bytes", "8589934592\n");
+    sr_put(root, "sys/fs/cgroup/memory/m/memory.usage_in_bytes", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/memory/m/memory.stat", "total_inactive_file 0\n");
+
+    char buf[64];
+    int before = open_fds();
+    for (int i = 0; i < 20; i++) {
+        gpuprobe_context *ctx = new_ctx();
+        gp_test_set_sysroot(ctx, root);
+        const char *name = NULL;
+        assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &name),
+                         GPUPROBE_OK);
+        assert_string_equal(name, "Sim CPU");
+        gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+        assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
+        /* the v2 level's usage is unreadable (0): room 4 GiB; v1: 7 GiB */
+        assert_int_equal(info.cgroup_limit_bytes, 4 * GIB);
+        assert_int_equal(info.available_bytes, 4 * GIB);
+        gpuprobe_context_destroy(ctx);
+        /* read() failing after open() */
+        assert_int_equal(gp_read_file(NULL, dir, buf, sizeof buf), -1);
+        assert_string_equal(buf, "");
+        assert_int_equal(gp_read_file(root, "/proc/meminfo", buf, sizeof buf), 0);
+    }
+    assert_int_equal(open_fds(), before);
+    sr_rm_tree(root);
+}
+
 /* ---- the public struct ---- */
 
 static void test_struct_size_and_flags(void **state)
@@ -535,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_cgroup_v2_limit),
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
+        cmocka_unit_test(test_cgroup_cuts_available_only),
         cmocka_unit_test(test_cgroup_v1_limit),
         cmocka_unit_test(test_cgroup_v1_unlimited_and_mount_root),
         cmocka_unit_test(test_cgroup_namespace_path),
@@ -545,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_parse_proc_cgroup),
         cmocka_unit_test(test_parsers_random_input),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_reads_release_descriptors),
         cmocka_unit_test(test_struct_size_and_flags),
         cmocka_unit_test(test_fake_cuda_memory),
     };
