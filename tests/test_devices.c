@@ -479,6 +479,77 @@ static void test_fake_no_device_cause(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The simulated devices' own figures, and the attributes a real device
+ * fills in (set here through the internal table, as enumeration would). */
+static void test_fake_cuda_figures(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device big[] = {
+        {"At INT64_MAX", 9, 0, (uint64_t)INT64_MAX, 1, 0},
+        {"Past INT64_MAX", 9, 0, (uint64_t)INT64_MAX + 1, 1, 0},
+    };
+    gp_fake_cuda fake = {GPUPROBE_CUDA_NO_DEVICE, "ignored when there are devices", 2, big};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &fake);
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_int_equal(cause, GPUPROBE_CUDA_AVAILABLE);
+    assert_string_equal(detail, "2 simulated CUDA device(s) (test seam)");
+    int64_t v = 0;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &v),
+                     GPUPROBE_OK);
+    assert_true(v == INT64_MAX);
+    v = 7;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_TOTAL_MEMORY, &v),
+                     GPUPROBE_ERR_OVERFLOW);
+    assert_int_equal(v, 7);
+    const char *s = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_UUID, &s), GPUPROBE_OK);
+    assert_string_equal(s, "GPU-00000000-0000-4000-8000-000000000000");
+    assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_PCI_BUS_ID, &s),
+                     GPUPROBE_OK);
+    assert_string_equal(s, "0000:02:00.0");
+
+    /* each integer attribute reads its own field */
+    gp_device *d = &ctx->devices[1];
+    d->multiprocessors = 132;
+    d->clock_khz = 1980000;
+    d->memory_clock_khz = 2619000;
+    d->memory_bus_bits = 5120;
+    static const struct {
+        gpuprobe_attr attr;
+        int64_t want;
+    } attrs[] = {
+        {GPUPROBE_ATTR_MULTIPROCESSORS, 132}, {GPUPROBE_ATTR_CLOCK_KHZ, 1980000},
+        {GPUPROBE_ATTR_MEMORY_CLOCK_KHZ, 2619000}, {GPUPROBE_ATTR_MEMORY_BUS_BITS, 5120},
+        {GPUPROBE_ATTR_CC_MAJOR, 9}, {GPUPROBE_ATTR_CC_MINOR, 0},
+        {GPUPROBE_ATTR_CUDA_INDEX, 0}, {GPUPROBE_ATTR_KIND, GPUPROBE_DEVICE_CUDA},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        v = -1;
+        assert_int_equal(gpuprobe_device_get_int(ctx, 1, attrs[i].attr, &v), GPUPROBE_OK);
+        if (v != attrs[i].want)
+            fail_msg("attribute %d: %lld, want %lld", (int)attrs[i].attr, (long long)v,
+                     (long long)attrs[i].want);
+    }
+    gpuprobe_context_destroy(ctx);
+
+    /* at most 4096 simulated devices are enumerated */
+    static gp_fake_cuda_device many[5000];
+    gp_fake_cuda lots = {GPUPROBE_CUDA_AVAILABLE, NULL, 5000, many};
+    ctx = new_ctx();
+    gp_test_set_cuda(ctx, &lots);
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 4097);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 4096, GPUPROBE_ATTR_SPEC, &s), GPUPROBE_OK);
+    assert_string_equal(s, "cuda:4095");
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
+    assert_string_equal(s, "Simulated GPU");
+    gpuprobe_context_destroy(ctx);
+}
+
 /* The test seams start a new enumeration each time they are set, after an
  * enumeration as before one. */
 static void test_seams_reenumerate(void **state)
@@ -574,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_fake_cuda_devices),
         cmocka_unit_test(test_fake_no_device_cause),
+        cmocka_unit_test(test_fake_cuda_figures),
         cmocka_unit_test(test_simd_from_flags),
         cmocka_unit_test(test_enumeration_cached),
     };

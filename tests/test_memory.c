@@ -223,6 +223,19 @@ static void test_cgroup_v1_limit(void **state)
     assert_int_equal(info.total_bytes, GIB);
     assert_int_equal(info.available_bytes, GIB / 2);
     assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
+
+    /* v1 writes "no limit" as a huge number: from 2^62 up it is none */
+    sr_put(root, "proc/self/cgroup", "4:memory:/big\n");
+    sr_put(root, "sys/fs/cgroup/memory/big/memory.usage_in_bytes", "0\n");
+    sr_put(root, "sys/fs/cgroup/memory/big/memory.limit_in_bytes", "4611686018427383808\n");
+    info = host_info(root, &st); /* 2^62 - 4096: a limit, far above the RAM */
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_C(4611686018427383808));
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    sr_put(root, "sys/fs/cgroup/memory/big/memory.limit_in_bytes", "4611686018427387904\n");
+    info = host_info(root, &st); /* 2^62: none */
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
     sr_rm_tree(root);
 }
 
@@ -622,6 +635,10 @@ static void test_fake_cuda_memory(void **state)
     assert_int_equal(info.context_bytes, 600 * MIB);
     assert_true(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
     assert_int_equal(gpuprobe_device_memory(ctx, 3, &info, 0), GPUPROBE_ERR_NOT_FOUND);
+    /* success clears the failure's message */
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+    assert_int_equal(gpuprobe_device_memory(ctx, 1, &info, 0), GPUPROBE_OK);
+    assert_string_equal(gpuprobe_last_error(ctx), "");
     gpuprobe_context_destroy(ctx);
 }
 
