@@ -223,6 +223,35 @@ static void test_fail_message_never_empty(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Bounded copies: always NUL-terminated within size, nothing written for
+ * size 0, nothing past the terminator. */
+static void test_bounded_copies(void **state)
+{
+    (void)state;
+    char buf[16];
+    memset(buf, '#', sizeof buf);
+    gp_strlcpy(buf, "hello", 0);
+    assert_int_equal(buf[0], '#');
+    gp_strlcpy(buf, "hello", 1);
+    assert_string_equal(buf, "");
+    assert_int_equal(buf[1], '#');
+    gp_strlcpy(buf, "hello", 4);
+    assert_string_equal(buf, "hel");
+    assert_int_equal(buf[4], '#');
+    gp_strlcpy(buf, "hi", sizeof buf);
+    assert_string_equal(buf, "hi");
+    gp_strlcpy(buf, NULL, sizeof buf);
+    assert_string_equal(buf, "");
+    memset(buf, '#', sizeof buf);
+    gp_snprintf(buf, 0, "%d", 42);
+    assert_int_equal(buf[0], '#');
+    gp_snprintf(buf, 1, "%d", 42);
+    assert_string_equal(buf, "");
+    gp_snprintf(buf, 4, "%s-%d", "ab", 123);
+    assert_string_equal(buf, "ab-");
+    assert_int_equal(buf[4], '#');
+}
+
 /* ---- gp_quote: untrusted text in messages ---- */
 
 /* Quote text into a 64-byte array of which only `size` bytes are given to
@@ -293,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_message_after_failure_and_success),
         cmocka_unit_test(test_two_contexts_independent),
         cmocka_unit_test(test_fail_message_never_empty),
+        cmocka_unit_test(test_bounded_copies),
         cmocka_unit_test(test_quote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

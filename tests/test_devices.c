@@ -306,7 +306,9 @@ static void test_sysroot_too_long(void **state)
             assert_int_equal(r, 0);
         } else {
             assert_string_not_equal(cpu.name, "From The Sysroot");
-            assert_true(cpu.total_memory != 3072);
+            /* the physical memory from sysconf instead */
+            assert_int_equal(cpu.total_memory, (uint64_t)sysconf(_SC_PHYS_PAGES) *
+                                                   (uint64_t)sysconf(_SC_PAGESIZE));
             assert_int_equal(r, -1);
             assert_int_equal(errno, ENAMETOOLONG);
         }
@@ -507,9 +509,27 @@ static void test_fake_cuda_figures(void **state)
     const char *s = NULL;
     assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_UUID, &s), GPUPROBE_OK);
     assert_string_equal(s, "GPU-00000000-0000-4000-8000-000000000000");
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_PCI_BUS_ID, &s),
+                     GPUPROBE_OK);
+    assert_string_equal(s, "0000:01:00.0");
     assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_PCI_BUS_ID, &s),
                      GPUPROBE_OK);
     assert_string_equal(s, "0000:02:00.0");
+    /* simulated devices have no driver or runtime version, whatever was
+     * known before the seam was set */
+    int ver = 7;
+    assert_int_equal(gpuprobe_cuda_driver_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    ctx->driver_version = 12040;
+    ctx->runtime_version = 12040;
+    gp_test_set_cuda(ctx, &fake);
+    assert_int_equal(gpuprobe_cuda_driver_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_int_equal(ver, 7);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 3, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_NOT_FOUND);
+    assert_string_equal(gpuprobe_last_error(ctx), "device index 3 is out of range: there "
+                                                  "are 3 devices (0 is the CPU)");
 
     /* each integer attribute reads its own field */
     gp_device *d = &ctx->devices[1];
@@ -533,6 +553,15 @@ static void test_fake_cuda_figures(void **state)
             fail_msg("attribute %d: %lld, want %lld", (int)attrs[i].attr, (long long)v,
                      (long long)attrs[i].want);
     }
+    gpuprobe_context_destroy(ctx);
+
+    gp_fake_cuda none = {GPUPROBE_CUDA_NO_DEVICE, "none", 0, NULL};
+    ctx = new_ctx();
+    gp_test_set_cuda(ctx, &none);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_NOT_FOUND);
+    assert_string_equal(gpuprobe_last_error(ctx), "device index 1 is out of range: there "
+                                                  "is 1 device (0 is the CPU)");
     gpuprobe_context_destroy(ctx);
 
     /* at most 4096 simulated devices are enumerated */

@@ -188,6 +188,27 @@ static void test_result_figures(void **state)
     assert_string_equal(get_s(r, GPUPROBE_METRIC_COMPUTE_TYPE), "cblas_sgemm");
     assert_string_equal(get_s(r, GPUPROBE_METRIC_MATH_MODE), "");
     assert_true(strlen(get_s(r, GPUPROBE_METRIC_DEVICE_NAME)) > 0);
+    /* The device's own name. */
+    const char *dev_name = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &dev_name),
+                     GPUPROBE_OK);
+    assert_string_equal(get_s(r, GPUPROBE_METRIC_DEVICE_NAME), dev_name);
+    /* Each metric has exactly one getter: doubles 0-12, strings 20-23, the
+     * rest ints. */
+    for (int m = -1; m <= 26; m++) {
+        double dv;
+        int64_t iv;
+        const char *sv;
+        int is_d = m >= 0 && m <= 12, is_s = m >= 20 && m <= 23;
+        int is_i = (m >= 13 && m <= 19) || m == 24;
+        if ((gpuprobe_matmul_result_get_double(r, (gpuprobe_matmul_metric)m, &dv) ==
+             GPUPROBE_OK) != is_d ||
+            (gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)m, &iv) ==
+             GPUPROBE_OK) != is_i ||
+            (gpuprobe_matmul_result_get_string(r, (gpuprobe_matmul_metric)m, &sv) ==
+             GPUPROBE_OK) != is_s)
+            fail_msg("metric %d: wrong getter accepted or right one refused", m);
+    }
     /* Wrong getter types and unknown metrics. */
     double d;
     int64_t i;
@@ -606,6 +627,19 @@ static void test_cpu_peak_figure(void **state)
         gpuprobe_matmul_options_destroy(o);
     }
 
+    /* A peak below 1 GFLOP/s is still a peak (a 1 kHz clock, one core). */
+    ctx->devices[0].clock_khz = 1;
+    {
+        gpuprobe_matmul_options *o1 = small_opts(32, 32, 32, GPUPROBE_DTYPE_FP32);
+        gpuprobe_matmul_options_set(o1, GPUPROBE_MATMUL_CPU_THREADS, 1);
+        gpuprobe_matmul_result *r = NULL;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o1, 0, &r), GPUPROBE_OK);
+        assert_true(get_d(r, GPUPROBE_METRIC_PEAK_GFLOPS) == 1.0 * 1e3 * 1.0 * 32.0 / 1e9);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o1);
+    }
+    ctx->devices[0].clock_khz = 2000000;
+
     /* No more cores than the device has (said to be 1 here); all the
      * threads used when its core count is unknown (0). */
     gpuprobe_matmul_options *o = small_opts(32, 32, 32, GPUPROBE_DTYPE_FP32);
@@ -706,6 +740,30 @@ static void test_bad_input(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Buffer sizes: m x n elements, refused (-1, nothing written) for a
+ * non-positive dimension, a zero element size, or more than SIZE_MAX. */
+static void test_buffer_bytes(void **state)
+{
+    (void)state;
+    size_t b = 7;
+    assert_int_equal(gp_mm_bytes(2, 3, 4, &b), 0);
+    assert_int_equal(b, 24);
+    b = 7;
+    assert_int_equal(gp_mm_bytes(0, 3, 4, &b), -1);
+    assert_int_equal(gp_mm_bytes(3, 0, 4, &b), -1);
+    assert_int_equal(gp_mm_bytes(-1, 3, 4, &b), -1);
+    assert_int_equal(gp_mm_bytes(3, 3, 0, &b), -1);
+    assert_int_equal(b, 7);
+    /* 3 x (SIZE_MAX / 3) elements are exactly SIZE_MAX; one more is not */
+    assert_int_equal(gp_mm_bytes(3, (int64_t)(SIZE_MAX / 3), 1, &b), 0);
+    assert_true(b == SIZE_MAX);
+    assert_int_equal(gp_mm_bytes(3, (int64_t)(SIZE_MAX / 3) + 1, 1, &b), -1);
+    /* the element size as the last factor */
+    assert_int_equal(gp_mm_bytes(1, (int64_t)(SIZE_MAX / 8), 8, &b), 0);
+    assert_true(b == SIZE_MAX / 8 * 8);
+    assert_int_equal(gp_mm_bytes(1, (int64_t)(SIZE_MAX / 8) + 1, 8, &b), -1);
+}
+
 /* A fake /proc/meminfo with 512 kB available: 256x256x256 fp32 needs 768 KiB. */
 static void test_host_memory_limit(void **state)
 {
@@ -730,8 +788,8 @@ static void test_host_memory_limit(void **state)
     assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
     assert_null(r);
     const char *msg = gpuprobe_last_error(ctx);
-    assert_non_null(strstr(msg, "786432 bytes"));
-    assert_non_null(strstr(msg, "524288 bytes"));
+    assert_non_null(strstr(msg, "786432 bytes (0.8 MiB) of host memory"));
+    assert_non_null(strstr(msg, "524288 bytes (0.5 MiB) are available"));
     /* A size that fits runs. */
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 64);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 64);
@@ -1145,6 +1203,7 @@ int main(void)
         cmocka_unit_test(test_runs_and_budget),
         cmocka_unit_test(test_verify_catches),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_buffer_bytes),
         cmocka_unit_test(test_host_memory_limit),
         cmocka_unit_test(test_host_memory_cgroup_room),
         cmocka_unit_test(test_threads_restored),

@@ -282,6 +282,33 @@ static void test_cgroup_namespace_path(void **state)
     sr_rm_tree(root);
 }
 
+/* Only a ".." path component climbs out of the cgroup namespace; "..x"
+ * is a name like any other. A climbing path is not walked at all. */
+static void test_cgroup_dotdot(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/memory.current", "0\n");
+    sr_put(root, "sys/fs/cgroup/..x/memory.max", "536870912\n");
+    sr_put(root, "sys/fs/cgroup/..x/memory.current", "0\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "1024\n"); /* must not be read */
+    sr_put(root, "proc/self/cgroup", "0::/..x\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB / 2);
+    sr_put(root, "proc/self/cgroup", "0::/a/..\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB);
+    sr_put(root, "proc/self/cgroup", "0::/a/../..x\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_garbage(void **state)
 {
     (void)state;
@@ -295,6 +322,14 @@ static void test_cgroup_garbage(void **state)
     assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
     assert_int_equal(info.total_bytes, 16 * GIB);
     assert_int_equal(info.available_bytes, 12 * GIB);
+
+    /* a usage of "max" is no usage figure: the room is the whole limit */
+    sr_put(root, "proc/self/cgroup", "0::/y\n");
+    sr_put(root, "sys/fs/cgroup/y/memory.max", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/y/memory.current", "max\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.available_bytes, GIB);
 
     /* usage above the limit: no room, never a wrap-around */
     sr_put(root, "proc/self/cgroup", "0::/x\n");
@@ -371,6 +406,11 @@ static void test_parse_meminfo(void **state)
         assert_int_equal(t, 77);
     }
     assert_int_equal(gp_parse_meminfo(NULL, &t, &a), -1);
+    /* blanks and a carriage return after the unit */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB \r\nMemAvailable: 40 kB\t\n",
+                                      &t, &a), 0);
+    assert_int_equal(t, 100 * KB);
+    assert_int_equal(a, 40 * KB);
     /* the largest representable value */
     assert_int_equal(gp_parse_meminfo("MemTotal: 18446744073709551615\nMemAvailable: 1\n",
                                       &t, &a), 0);
@@ -388,6 +428,8 @@ static void test_parse_cgroup_value(void **state)
         {"0", 0, 0},
         {"123\n", 0, 123},
         {"  42  \n", 0, 42},
+        {"\t42\r\n", 0, 42},
+        {"\v42\f", 0, 42},
         {"max", 0, UINT64_MAX},
         {"max\n", 0, UINT64_MAX},
         {"9223372036854771712\n", 0, UINT64_C(9223372036854771712)},
@@ -504,6 +546,15 @@ static void test_read_file(void **state)
     assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
     assert_string_equal(big, "");
     assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
+    /* with stdin closed the file may get descriptor 0: still a file */
+    int saved = dup(0);
+    assert_true(saved > 0);
+    close(0);
+    int r = gp_read_file(root, "/f", big, sizeof big);
+    assert_int_equal(dup2(saved, 0), 0);
+    close(saved);
+    assert_int_equal(r, 0);
+    assert_string_equal(big, "hello world");
     sr_rm_tree(root);
 }
 
@@ -628,12 +679,12 @@ static void test_fake_cuda_memory(void **state)
     assert_int_equal(info.physical_bytes, 16 * GIB);
     assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
     assert_int_equal(info.context_bytes, 0);
-    assert_int_equal(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED, 0);
+    assert_int_equal(info.flags, 0); /* no context made or measured */
     assert_int_equal(gpuprobe_device_memory(ctx, 2, &info, 0), GPUPROBE_OK);
     assert_int_equal(info.total_bytes, 80 * GIB);
     assert_int_equal(info.available_bytes, 70 * GIB);
     assert_int_equal(info.context_bytes, 600 * MIB);
-    assert_true(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
+    assert_int_equal(info.flags, GPUPROBE_MEMORY_CONTEXT_MEASURED);
     assert_int_equal(gpuprobe_device_memory(ctx, 3, &info, 0), GPUPROBE_ERR_NOT_FOUND);
     /* success clears the failure's message */
     assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
@@ -653,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_cgroup_v1_limit),
         cmocka_unit_test(test_cgroup_v1_unlimited_and_mount_root),
         cmocka_unit_test(test_cgroup_namespace_path),
+        cmocka_unit_test(test_cgroup_dotdot),
         cmocka_unit_test(test_cgroup_garbage),
         cmocka_unit_test(test_meminfo_missing_or_garbage),
         cmocka_unit_test(test_parse_meminfo),

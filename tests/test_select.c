@@ -479,6 +479,40 @@ static void test_candidate_query_fails(void **state)
     sr_rm_tree(root);
 }
 
+/* The list of devices that did not qualify is cut to 300 bytes in a
+ * NO_FIT message and to 380 in the reason for falling back to the CPU. */
+static void test_skipped_list_cut(void **state)
+{
+    (void)state;
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = UINT64_C(1000000000000); /* 1 T fp16 params: 2 TB */
+    static const char head[] = "no device meets the requirements: ";
+    char *root = cpu_sysroot("MemTotal: 1048576 kB\nMemAvailable: 524288 kB\n");
+    gpuprobe_context *ctx = ctx_with_sysroot(&many, root);
+    const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_true(strncmp(msg, head, sizeof head - 1) == 0);
+    const char *cpu = strstr(msg, "; cpu: ");
+    assert_non_null(cpu);
+    assert_int_equal(cpu - (msg + sizeof head - 1), 300);
+    assert_true(strncmp(cpu - 3, "...", 3) == 0);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+
+    root = cpu_sysroot("MemTotal: 8589934592 kB\nMemAvailable: 8589934592 kB\n");
+    ctx = ctx_with_sysroot(&many, root);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), -1);
+    static const char lead[] = "auto: no CUDA device meets the requirements (";
+    assert_true(strncmp(why, lead, sizeof lead - 1) == 0);
+    const char *tail = strstr(why, "); using cpu");
+    assert_non_null(tail);
+    assert_string_equal(tail, "); using cpu");
+    assert_int_equal(tail - (why + sizeof lead - 1), 380);
+    assert_true(strncmp(tail - 3, "...", 3) == 0);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
 /* ---- messages, to the byte ---- */
 
 #define NAME80 "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefgh"
@@ -591,6 +625,39 @@ static void test_messages_exact(void **state)
     assert_contains(msg, "\"gpU\" is not valid (specs are lower case); ");
     msg = expect_fail(ctx, "gpu", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_true(strstr(msg, "lower case)") == NULL);
+    static const char *const upper[] = {"gpuA", "gpuZ", "Auto"};
+    static const char *const lower[] = {"gpu@", "gpu[", "gpua", "gpuz"};
+    for (size_t i = 0; i < sizeof upper / sizeof upper[0]; i++)
+        assert_contains(expect_fail(ctx, upper[i], NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT),
+                        "(specs are lower case)");
+    for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
+        assert_true(strstr(expect_fail(ctx, lower[i], NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT),
+                           "lower case)") == NULL);
+
+    gpuprobe_context_destroy(ctx);
+
+    /* decimal units: a whole unit at 1000, halves rounded up */
+    ctx = new_ctx(&edge); /* cuda:0 has 999 bytes free */
+    static const struct {
+        uint64_t bytes;
+        const char *text;
+    } units[] = {{1049, "1.0 kB"}, {1050, "1.1 kB"}, {1000000, "1.0 MB"},
+                 {2500000000u, "2.5 GB"}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        gpuprobe_requirements r = GPUPROBE_REQUIREMENTS_INIT;
+        r.min_free_bytes = units[i].bytes;
+        char want[64];
+        snprintf(want, sizeof want, "%s required", units[i].text);
+        assert_contains(expect_fail(ctx, "cuda:0", &r, 0, GPUPROBE_ERR_NO_FIT), want);
+    }
+    gpuprobe_context_destroy(ctx);
+
+    /* a minor-only compute capability requirement is a requirement */
+    ctx = new_ctx(&two);
+    gpuprobe_requirements minor = GPUPROBE_REQUIREMENTS_INIT;
+    minor.min_cc_minor = 1;
+    assert_int_equal(pick(ctx, "auto", &minor, 0, &why), 1);
+    assert_contains(why, "of 2 CUDA devices that meet the requirements");
     gpuprobe_context_destroy(ctx);
 }
 
@@ -778,6 +845,8 @@ static void test_parse_valid(void **state)
     int index;
     assert_int_equal(gp_parse_spec(NULL, NULL, &kind, &index),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gp_parse_spec(NULL, "cpu", NULL, &index), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gp_parse_spec(NULL, "cpu", &kind, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
 }
 
 static void test_bad_arguments(void **state)
@@ -890,6 +959,7 @@ int main(void)
         cmocka_unit_test(test_cpu_fallback_by_cpu_memory),
         cmocka_unit_test(test_candidate_query_fails),
         cmocka_unit_test(test_messages_exact),
+        cmocka_unit_test(test_skipped_list_cut),
         cmocka_unit_test(test_env_override),
         cmocka_unit_test(test_malformed_specs),
         cmocka_unit_test(test_parse_valid),

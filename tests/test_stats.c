@@ -68,6 +68,9 @@ static void test_stddev_known(void **state)
     assert_true(fabs(gp_stats_stddev(w, 3) - 1.0) < 1e-9);
     double c[] = {3, 3, 3};
     assert_true(gp_stats_stddev(c, 3) == 0.0);
+    /* Two samples: the smallest count with a spread. */
+    double two[] = {1, 3};
+    assert_true(fabs(gp_stats_stddev(two, 2) - sqrt(2.0)) < 1e-15);
 }
 
 int main(void)
