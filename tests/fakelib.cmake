@@ -36,6 +36,8 @@ foreach(fn cblas_sgemm cblas_dgemm openblas_get_num_threads openblas_set_num_thr
   gp_fakelib(openblas-no-${fn} libopenblas.so.0 FAKE_OPENBLAS ${fn})
 endforeach()
 
+gp_fakelib(openblas-noop libopenblas.so.0 FAKE_OPENBLAS_NOOP)
+
 if(TARGET test_loader)
   target_compile_definitions(test_loader PRIVATE GP_FAKELIB_DIR="${GP_FAKELIB_DIR}")
 endif()

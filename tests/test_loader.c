@@ -37,6 +37,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <math.h>
 
 #include "internal.h"
 #include "cpu_blas.h"
@@ -377,6 +378,52 @@ static void openblas_lacks_function(void **state)
     }
 }
 
+/* The negative control: an OpenBLAS whose gemm computes nothing. The
+ * output stays as poisoned (NaN), and verification fails in fp32 and
+ * fp64, with the figures still reported. */
+static void gemm_that_does_nothing(void **state)
+{
+    (void)state;
+    snprintf(openblas_path, sizeof openblas_path, "%s/openblas-noop/libopenblas.so.0",
+             GP_FAKELIB_DIR);
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    static const gpuprobe_dtype dts[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_FP64};
+    for (size_t i = 0; i < 2; i++) {
+        gpuprobe_matmul_options *o = NULL;
+        assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 40), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dts[i]),
+                         GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 2),
+                         GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 2),
+                         GPUPROBE_OK);
+        gpuprobe_matmul_result *r = NULL;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_VERIFY_FAILED);
+        assert_non_null(r);
+        assert_non_null(strstr(gpuprobe_last_error(ctx), "(NaN) vs tolerance"));
+        int64_t verified = 7, runs = 0;
+        double err = 0;
+        const char *backend = NULL;
+        assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_VERIFIED, &verified),
+                         GPUPROBE_OK);
+        assert_int_equal(verified, 0);
+        assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_RUNS, &runs),
+                         GPUPROBE_OK);
+        assert_int_equal(runs, 2);
+        assert_int_equal(gpuprobe_matmul_result_get_double(r, GPUPROBE_METRIC_MAX_ERROR, &err),
+                         GPUPROBE_OK);
+        assert_true(isnan(err));
+        assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_BACKEND, &backend),
+                         GPUPROBE_OK);
+        assert_string_equal(backend, "OpenBLAS 0.0.0 Noop");
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o);
+    }
+    gpuprobe_context_destroy(ctx);
+}
+
 /* The name: OpenBLAS's version from its build configuration (its first
  * two words), then the core selected at run time. */
 static const char *fake_config, *fake_core;
@@ -457,6 +504,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_lacks_function, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);
 }

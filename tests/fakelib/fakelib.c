@@ -2,6 +2,10 @@
  * fakelib.c - shared libraries that load but are not the library they are
  * named after, for tests/test_loader.c (built by tests/fakelib.cmake).
  *
+ * FAKE_OPENBLAS_NOOP builds an OpenBLAS whose gemm calls return without
+ * computing anything: the negative control of the timed matmul, whose
+ * verification must catch it.
+ *
  * One build per library, chosen with FAKE_CUDART (libcudart.so.N),
  * FAKE_CUDA (libcuda.so.1) or FAKE_OPENBLAS (libopenblas.so.0), defines
  * every function libgpuprobe looks up as a stub that fails. A build that
@@ -16,7 +20,39 @@
 
 #define FAKE_FAIL 999
 
-#if defined(FAKE_CUDART)
+#if defined(FAKE_OPENBLAS_NOOP)
+/* The signatures of cblas.h, whose enums are ints. */
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc);
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc)
+{
+    (void)order, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
+    (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+}
+void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta,
+                 double *c, int ldc);
+void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta,
+                 double *c, int ldc)
+{
+    (void)order, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
+    (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+}
+static int threads = 1;
+int openblas_get_num_threads(void);
+int openblas_get_num_threads(void) { return threads; }
+void openblas_set_num_threads(int n);
+void openblas_set_num_threads(int n) { threads = n; }
+char *openblas_get_corename(void);
+char *openblas_get_corename(void) { return (char *)"Noop"; }
+char *openblas_get_config(void);
+char *openblas_get_config(void) { return (char *)"OpenBLAS 0.0.0 FAKE"; }
+#define STUBS
+#elif defined(FAKE_CUDART)
 int cudaRuntimeGetVersion(int *version);
 int cudaRuntimeGetVersion(int *version)
 {
@@ -45,7 +81,7 @@ int cudaRuntimeGetVersion(int *version)
     X(openblas_set_num_threads) X(openblas_get_corename)                      \
     X(openblas_get_config)
 #else
-#error "define FAKE_CUDART, FAKE_CUDA or FAKE_OPENBLAS"
+#error "define FAKE_CUDART, FAKE_CUDA, FAKE_OPENBLAS or FAKE_OPENBLAS_NOOP"
 #endif
 
 #define X(name)                                                               \
