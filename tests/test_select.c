@@ -641,7 +641,8 @@ static void test_messages_exact(void **state)
     static const struct {
         uint64_t bytes;
         const char *text;
-    } units[] = {{1049, "1.0 kB"}, {1050, "1.1 kB"}, {1000000, "1.0 MB"},
+    } units[] = {{1049, "1.0 kB"}, {1050, "1.1 kB"}, {999500, "999.5 kB"},
+                 {1000000, "1.0 MB"},
                  {2500000000u, "2.5 GB"}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         gpuprobe_requirements r = GPUPROBE_REQUIREMENTS_INIT;
