@@ -502,12 +502,12 @@ static void test_skipped_list_cut(void **state)
     ctx = ctx_with_sysroot(&many, root);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", &req, 0, &why), -1);
-    static const char lead[] = "auto: no CUDA device meets the requirements (";
-    assert_true(strncmp(why, lead, sizeof lead - 1) == 0);
+    static const char prefix[] = "auto: no CUDA device meets the requirements (";
+    assert_true(strncmp(why, prefix, sizeof prefix - 1) == 0);
     const char *tail = strstr(why, "); using cpu");
     assert_non_null(tail);
     assert_string_equal(tail, "); using cpu");
-    assert_int_equal(tail - (why + sizeof lead - 1), 380);
+    assert_int_equal(tail - (why + sizeof prefix - 1), 380);
     assert_true(strncmp(tail - 3, "...", 3) == 0);
     gpuprobe_context_destroy(ctx);
     sr_rm_tree(root);
