@@ -637,6 +637,30 @@ static void test_device_capacity_cpu_simulated(void **state)
     remove_sysroot();
 }
 
+/* The CPU's memory cannot be read (no /proc/meminfo): the capacity query
+ * fails with the memory query's status and message, and writes nothing. */
+static void test_device_capacity_memory_fails(void **state)
+{
+    (void)state;
+    make_sysroot();
+    char path[512];
+    snprintf(path, sizeof path, "%s/proc/meminfo", sysroot);
+    assert_int_equal(unlink(path), 0);
+    gpuprobe_context *ctx = new_ctx(NULL);
+    gp_test_set_sysroot(ctx, sysroot);
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    memset((char *)&cap + sizeof cap.size, 0x5A, sizeof cap - sizeof cap.size);
+    gpuprobe_capacity untouched = cap;
+    assert_int_equal(gpuprobe_device_capacity(ctx, 0, GPUPROBE_DTYPE_FP16,
+                                              GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                     GPUPROBE_ERR_SYSTEM);
+    assert_memory_equal(&cap, &untouched, sizeof cap);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "/proc/meminfo"));
+    gpuprobe_context_destroy(ctx);
+    write_file("proc/meminfo", "MemTotal: 1 kB\nMemAvailable: 1 kB\n");
+    remove_sysroot();
+}
+
 /* The real machine's CPU: figures move between reads, so compare loosely. */
 static void test_device_capacity_cpu_real(void **state)
 {
@@ -793,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_device_capacity_fake_gpus),
         cmocka_unit_test(test_device_capacity_cpu_simulated),
+        cmocka_unit_test(test_device_capacity_memory_fails),
         cmocka_unit_test(test_device_capacity_cpu_real),
         cmocka_unit_test(test_device_capacity_args),
         cmocka_unit_test(test_device_capacity_context_held),

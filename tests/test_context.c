@@ -1,5 +1,6 @@
 /*
- * test_context.c - version, status strings, context lifetime, last error.
+ * test_context.c - version, status strings, context lifetime, last error,
+ * and the quoting of untrusted text in messages.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "gpuprobe.h"
+#include "internal.h"
 
 static void test_version_numbers(void **state)
 {
@@ -203,6 +205,109 @@ static void test_two_contexts_independent(void **state)
     gpuprobe_context_destroy(b);
 }
 
+/* A failure always leaves a message: an empty formatted one is replaced
+ * by the status text; the status is returned either way. */
+static void test_fail_message_never_empty(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    assert_int_equal(gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "%s", ""), GPUPROBE_ERR_SYSTEM);
+    assert_string_equal(gpuprobe_last_error(ctx), "operating-system query failed");
+    assert_int_equal(gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s", "why"), GPUPROBE_ERR_NO_FIT);
+    assert_string_equal(gpuprobe_last_error(ctx), "why");
+    assert_int_equal(gp_ok(ctx), GPUPROBE_OK);
+    assert_string_equal(gpuprobe_last_error(ctx), "");
+    assert_int_equal(gp_fail(NULL, GPUPROBE_ERR_CUDA, "%s", "x"), GPUPROBE_ERR_CUDA);
+    assert_int_equal(gp_ok(NULL), GPUPROBE_OK);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* Bounded copies: always NUL-terminated within size, nothing written for
+ * size 0, nothing past the terminator. */
+static void test_bounded_copies(void **state)
+{
+    (void)state;
+    char buf[16];
+    memset(buf, '#', sizeof buf);
+    gp_strlcpy(buf, "hello", 0);
+    assert_int_equal(buf[0], '#');
+    gp_strlcpy(buf, "hello", 1);
+    assert_string_equal(buf, "");
+    assert_int_equal(buf[1], '#');
+    gp_strlcpy(buf, "hello", 4);
+    assert_string_equal(buf, "hel");
+    assert_int_equal(buf[4], '#');
+    gp_strlcpy(buf, "hi", sizeof buf);
+    assert_string_equal(buf, "hi");
+    gp_strlcpy(buf, NULL, sizeof buf);
+    assert_string_equal(buf, "");
+    memset(buf, '#', sizeof buf);
+    gp_snprintf(buf, 0, "%d", 42);
+    assert_int_equal(buf[0], '#');
+    gp_snprintf(buf, 1, "%d", 42);
+    assert_string_equal(buf, "");
+    gp_snprintf(buf, 4, "%s-%d", "ab", 123);
+    assert_string_equal(buf, "ab-");
+    assert_int_equal(buf[4], '#');
+}
+
+/* ---- gp_quote: untrusted text in messages ---- */
+
+/* Quote text into a 64-byte array of which only `size` bytes are given to
+ * gp_quote; the result must be `want`, and no byte after its NUL may be
+ * written (the rest of the array is a canary). */
+static void quote_is(size_t size, const char *text, size_t max, const char *want)
+{
+    char buf[64];
+    memset(buf, '#', sizeof buf);
+    gp_quote(buf, size, text, max);
+    if (!want) { /* size 0: nothing at all is written */
+        for (size_t i = 0; i < sizeof buf; i++)
+            assert_int_equal(buf[i], '#');
+        return;
+    }
+    if (strcmp(buf, want) != 0)
+        fail_msg("gp_quote(size %zu, \"%s\", max %zu) gave \"%s\", want \"%s\"",
+                 size, text ? text : "(null)", max, buf, want);
+    assert_true(strlen(want) < size);
+    for (size_t i = strlen(want) + 1; i < sizeof buf; i++)
+        if (buf[i] != '#')
+            fail_msg("gp_quote(size %zu, max %zu) wrote byte %zu, past its NUL",
+                     size, max, i);
+}
+
+static void test_quote(void **state)
+{
+    (void)state;
+    /* Short text: copied whole, whatever the limits. */
+    quote_is(64, "hello", 40, "hello");
+    quote_is(64, "hello", 5, "hello");   /* exactly the limit: not cut */
+    quote_is(6, "hello", 40, "hello");   /* exactly the room: not cut */
+    quote_is(64, "", 40, "");
+    quote_is(1, "", 40, "");
+    /* Cut by the length limit (the buffer has room): limit bytes, then "...". */
+    quote_is(64, "hello world", 5, "hello...");
+    quote_is(12, "hello world", 6, "hello ...");
+    quote_is(64, "abc", 0, "...");
+    /* Cut by the buffer: as much as fits with "..." in the last bytes. */
+    quote_is(8, "hello world", 40, "hell...");
+    quote_is(10, "hello world", 8, "hello ...");
+    quote_is(5, "hello", 40, "h...");
+    quote_is(4, "hello", 40, "...");
+    quote_is(3, "hello", 40, "..");
+    quote_is(2, "hello", 40, ".");
+    quote_is(1, "hello", 40, "");
+    quote_is(0, "hello", 40, NULL);
+    /* Control and non-ASCII bytes become '?'; space and '~' are kept. */
+    quote_is(64, "a\tb\x01\x7f\xc3\xa9", 40, "a?b????");
+    quote_is(64, " ~\x1f\x80", 40, " ~??");
+    quote_is(64, "x\ny", 2, "x?...");
+    /* NULL text. */
+    quote_is(64, NULL, 40, "(null)");
+    quote_is(4, NULL, 40, "(nu");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +321,9 @@ int main(void)
         cmocka_unit_test(test_last_error_null),
         cmocka_unit_test(test_message_after_failure_and_success),
         cmocka_unit_test(test_two_contexts_independent),
+        cmocka_unit_test(test_fail_message_never_empty),
+        cmocka_unit_test(test_bounded_copies),
+        cmocka_unit_test(test_quote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,6 +104,56 @@ static void test_disabled(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Counts the libraries the loader tries, and finds none. */
+static size_t opens_tried;
+static void *no_dlopen(const char *file, int mode)
+{
+    (void)file;
+    (void)mode;
+    opens_tried++;
+    return NULL;
+}
+
+/* Only the documented values turn CUDA off (0, off, no, false, disable,
+ * disabled, in any case); anything else, "1" and "on" included, leaves it
+ * on: the loader runs and the cause is its answer. */
+static void test_env_values(void **state)
+{
+    (void)state;
+    static const char *const off[] = {"0", "off", "no", "false", "disable",
+                                      "disabled", "OFF", "Disabled", "nO"};
+    static const char *const on[] = {"1", "on", "yes", "true", "", "of",
+                                     "offf", "00", " off", "disabledx"};
+    gp_test_dlopen = no_dlopen;
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+        with_env("GPUPROBE_CUDA", off[i]);
+        gpuprobe_context *ctx = new_ctx();
+        with_env("GPUPROBE_CUDA", NULL);
+        opens_tried = 0;
+        if (cause_of(ctx, NULL) != GPUPROBE_CUDA_DISABLED)
+            fail_msg("GPUPROBE_CUDA=\"%s\" did not turn CUDA off", off[i]);
+        assert_int_equal(opens_tried, 0);
+        gpuprobe_context_destroy(ctx);
+    }
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        with_env("GPUPROBE_CUDA", on[i]);
+        gpuprobe_context *ctx = new_ctx();
+        with_env("GPUPROBE_CUDA", NULL);
+        opens_tried = 0;
+        gpuprobe_cuda_cause cause = cause_of(ctx, NULL);
+        if (cause == GPUPROBE_CUDA_DISABLED)
+            fail_msg("GPUPROBE_CUDA=\"%s\" turned CUDA off", on[i]);
+#ifdef GPUPROBE_HAVE_CUDA
+        assert_int_equal(cause, GPUPROBE_CUDA_NO_RUNTIME);
+        assert_true(opens_tried >= 1);
+#else
+        assert_int_equal(cause, GPUPROBE_CUDA_NOT_BUILT);
+#endif
+        gpuprobe_context_destroy(ctx);
+    }
+    gp_test_dlopen = NULL;
+}
+
 #ifdef GPUPROBE_HAVE_CUDA
 
 /* Facts about this machine, found without the library. */
@@ -388,6 +438,7 @@ int main(void)
     /* The cause depends on CUDA_VISIBLE_DEVICES; the tests do not. */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disabled),
+        cmocka_unit_test(test_env_values),
 #ifdef GPUPROBE_HAVE_CUDA
         cmocka_unit_test(test_machine_cause),
         cmocka_unit_test(test_empty_libdir),

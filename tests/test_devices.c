@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,159 @@ static void test_cpu_clock_unsupported_via_sysroot(void **state)
     assert_string_equal(s, "Clockless");
     gpuprobe_context_destroy(ctx);
     sr_rm_tree(root);
+}
+
+/* /proc/cpuinfo as the kernel may write it: lines longer than the reader's
+ * buffer, several processor blocks, out-of-range figures, the model name
+ * under the keys of other architectures. */
+static void test_cpuinfo_edges(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-dev-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+    gp_device cpu;
+
+    /* A line longer than 8191 bytes is skipped whole: its tail is not read
+     * as a line of its own. */
+    static char text[8192 + 256];
+    memset(text, 'a', 8191);
+    strcpy(text + 8191, "model name : Tail Of A Long Line\nmodel name : Right\n"
+                        "flags : avx\ncpu MHz : 1500.0\n");
+    sr_put(root, "proc/cpuinfo", text);
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_string_equal(cpu.name, "Right");
+    assert_int_equal(cpu.simd, GPUPROBE_SIMD_AVX);
+    assert_int_equal(cpu.clock_khz, 1500000);
+
+    /* The first processor's figures count; a one-letter name is a name. */
+    sr_put(root, "proc/cpuinfo",
+           "processor : 0\nmodel name : X\nflags : sse4_2\ncpu MHz : 1000.000\n\n"
+           "processor : 1\nmodel name : Y\nflags : avx2 fma\ncpu MHz : 3000.000\n");
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_string_equal(cpu.name, "X");
+    assert_int_equal(cpu.simd, GPUPROBE_SIMD_SSE4_2);
+    assert_int_equal(cpu.clock_khz, 1000000);
+
+    /* cpu MHz must be in (0, 10^6) */
+    static const struct {
+        const char *mhz;
+        int64_t khz;
+    } mhz[] = {{"0", 0}, {"-5", 0}, {"1000000", 0}, {"999999.5", 999999500},
+               {"0.001", 1}, {"fast", 0}};
+    for (size_t i = 0; i < sizeof mhz / sizeof mhz[0]; i++) {
+        char info[128];
+        snprintf(info, sizeof info, "model name : M\ncpu MHz : %s\n", mhz[i].mhz);
+        sr_put(root, "proc/cpuinfo", info);
+        assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+        if (cpu.clock_khz != mhz[i].khz)
+            fail_msg("cpu MHz \"%s\": %lld kHz, want %lld", mhz[i].mhz,
+                     (long long)cpu.clock_khz, (long long)mhz[i].khz);
+    }
+
+    /* cpufreq's maximum must be in (0, 2^40) kHz, else cpu MHz counts */
+    sr_put(root, "proc/cpuinfo", "model name : M\ncpu MHz : 1500.0\n");
+    static const struct {
+        const char *khz;
+        int64_t want;
+    } freq[] = {{"0", 1500000}, {"1099511627776", 1500000}, {"1099511627775", 1099511627775},
+                {"max", 1500000}, {"2400000", 2400000}};
+    for (size_t i = 0; i < sizeof freq / sizeof freq[0]; i++) {
+        sr_put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", freq[i].khz);
+        assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+        if (cpu.clock_khz != freq[i].want)
+            fail_msg("cpuinfo_max_freq \"%s\": %lld kHz, want %lld", freq[i].khz,
+                     (long long)cpu.clock_khz, (long long)freq[i].want);
+    }
+
+    /* Model-name keys, best first: "model name", "Processor", "cpu model",
+     * "cpu", "Hardware"; a later line with a better key wins. */
+    static const struct {
+        const char *info, *name;
+    } keys[] = {
+        {"Hardware : H\ncpu : C\n", "C"},
+        {"cpu : C\ncpu model : CM\n", "CM"},
+        {"cpu model : CM\nProcessor : P\ncpu : C\n", "P"},
+        {"Processor : P\nmodel name : MN\nHardware : H\n", "MN"},
+        {"Hardware : H\n", "H"},
+        {"Hardware :\ncpu : C\n", "C"}, /* an empty value is no name */
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        sr_put(root, "proc/cpuinfo", keys[i].info);
+        assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+        assert_string_equal(cpu.name, keys[i].name);
+    }
+    sr_rm_tree(root);
+}
+
+/* mkdir -p a directory whose path is exactly `len` bytes long under base. */
+static void make_long_dir(char *out, const char *base, size_t len)
+{
+    size_t n = (size_t)snprintf(out, GP_PATH_LEN, "%s", base);
+    while (n < len) {
+        size_t part = len - n - 1 < 200 ? len - n - 1 : 200;
+        if (len - n - 1 - part > 0 && len - n - 1 - part < 2)
+            part -= 2; /* never leave a component too short to make */
+        out[n++] = '/';
+        memset(out + n, 'd', part);
+        n += part;
+        out[n] = '\0';
+        assert_int_equal(mkdir(out, 0700), 0);
+    }
+    assert_int_equal(strlen(out), len);
+}
+
+/* A sysroot so long that "<sysroot>/proc/cpuinfo" does not fit a path: the
+ * read is refused, never made from the truncated path (which names another
+ * file here); one byte shorter, it is made. */
+static void test_sysroot_too_long(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/gpuprobe-dev-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    static char root[GP_PATH_LEN], path[GP_PATH_LEN];
+    size_t tail = strlen("/proc/cpuinfo"); /* as long as "/proc/meminfo" */
+    for (size_t len = GP_PATH_LEN - tail - 1; len <= GP_PATH_LEN - tail; len++) {
+        char sub[64];
+        snprintf(sub, sizeof sub, "%s/%zu", base, len);
+        assert_int_equal(mkdir(sub, 0700), 0);
+        make_long_dir(root, sub, len);
+        snprintf(path, sizeof path, "%s/proc", root);
+        assert_int_equal(mkdir(path, 0700), 0);
+        int fits = len + tail < GP_PATH_LEN;
+        /* the full names when they fit, the names cut by one byte when not */
+        const char *cpuinfo = fits ? "cpuinfo" : "cpuinf";
+        const char *meminfo = fits ? "meminfo" : "meminf";
+        snprintf(path, sizeof path, "%s/proc/%s", root, cpuinfo);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("model name : From The Sysroot\n", f);
+        fclose(f);
+        snprintf(path, sizeof path, "%s/proc/%s", root, meminfo);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("MemTotal: 3 kB\nMemAvailable: 1 kB\n", f);
+        fclose(f);
+
+        gp_device cpu;
+        assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+        char buf[64];
+        errno = 0;
+        int r = gp_read_file(root, "/proc/meminfo", buf, sizeof buf);
+        if (fits) {
+            assert_string_equal(cpu.name, "From The Sysroot");
+            assert_int_equal(cpu.total_memory, 3072);
+            assert_int_equal(r, 0);
+        } else {
+            assert_string_not_equal(cpu.name, "From The Sysroot");
+            /* the physical memory from sysconf instead */
+            assert_int_equal(cpu.total_memory, (uint64_t)sysconf(_SC_PHYS_PAGES) *
+                                                   (uint64_t)sysconf(_SC_PAGESIZE));
+            assert_int_equal(r, -1);
+            assert_int_equal(errno, ENAMETOOLONG);
+        }
+    }
+    sr_rm_tree(base);
 }
 
 /* ---- bad inputs ---- */
@@ -327,6 +481,138 @@ static void test_fake_no_device_cause(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The simulated devices' own figures, and the attributes a real device
+ * fills in (set here through the internal table, as enumeration would). */
+static void test_fake_cuda_figures(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device big[] = {
+        {"At INT64_MAX", 9, 0, (uint64_t)INT64_MAX, 1, 0},
+        {"Past INT64_MAX", 9, 0, (uint64_t)INT64_MAX + 1, 1, 0},
+    };
+    gp_fake_cuda fake = {GPUPROBE_CUDA_NO_DEVICE, "ignored when there are devices", 2, big};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &fake);
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    const char *detail = NULL;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_int_equal(cause, GPUPROBE_CUDA_AVAILABLE);
+    assert_string_equal(detail, "2 simulated CUDA device(s) (test seam)");
+    int64_t v = 0;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &v),
+                     GPUPROBE_OK);
+    assert_true(v == INT64_MAX);
+    v = 7;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_TOTAL_MEMORY, &v),
+                     GPUPROBE_ERR_OVERFLOW);
+    assert_int_equal(v, 7);
+    const char *s = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_UUID, &s), GPUPROBE_OK);
+    assert_string_equal(s, "GPU-00000000-0000-4000-8000-000000000000");
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_PCI_BUS_ID, &s),
+                     GPUPROBE_OK);
+    assert_string_equal(s, "0000:01:00.0");
+    assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_PCI_BUS_ID, &s),
+                     GPUPROBE_OK);
+    assert_string_equal(s, "0000:02:00.0");
+    /* simulated devices have no driver or runtime version, whatever was
+     * known before the seam was set */
+    int ver = 7;
+    assert_int_equal(gpuprobe_cuda_driver_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    ctx->driver_version = 12040;
+    ctx->runtime_version = 12040;
+    gp_test_set_cuda(ctx, &fake);
+    assert_int_equal(gpuprobe_cuda_driver_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &ver), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_int_equal(ver, 7);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 3, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_NOT_FOUND);
+    assert_string_equal(gpuprobe_last_error(ctx), "device index 3 is out of range: there "
+                                                  "are 3 devices (0 is the CPU)");
+
+    /* each integer attribute reads its own field */
+    gp_device *d = &ctx->devices[1];
+    d->multiprocessors = 132;
+    d->clock_khz = 1980000;
+    d->memory_clock_khz = 2619000;
+    d->memory_bus_bits = 5120;
+    static const struct {
+        gpuprobe_attr attr;
+        int64_t want;
+    } attrs[] = {
+        {GPUPROBE_ATTR_MULTIPROCESSORS, 132}, {GPUPROBE_ATTR_CLOCK_KHZ, 1980000},
+        {GPUPROBE_ATTR_MEMORY_CLOCK_KHZ, 2619000}, {GPUPROBE_ATTR_MEMORY_BUS_BITS, 5120},
+        {GPUPROBE_ATTR_CC_MAJOR, 9}, {GPUPROBE_ATTR_CC_MINOR, 0},
+        {GPUPROBE_ATTR_CUDA_INDEX, 0}, {GPUPROBE_ATTR_KIND, GPUPROBE_DEVICE_CUDA},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        v = -1;
+        assert_int_equal(gpuprobe_device_get_int(ctx, 1, attrs[i].attr, &v), GPUPROBE_OK);
+        if (v != attrs[i].want)
+            fail_msg("attribute %d: %lld, want %lld", (int)attrs[i].attr, (long long)v,
+                     (long long)attrs[i].want);
+    }
+    gpuprobe_context_destroy(ctx);
+
+    gp_fake_cuda none = {GPUPROBE_CUDA_NO_DEVICE, "none", 0, NULL};
+    ctx = new_ctx();
+    gp_test_set_cuda(ctx, &none);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_KIND, &v),
+                     GPUPROBE_ERR_NOT_FOUND);
+    assert_string_equal(gpuprobe_last_error(ctx), "device index 1 is out of range: there "
+                                                  "is 1 device (0 is the CPU)");
+    gpuprobe_context_destroy(ctx);
+
+    /* at most 4096 simulated devices are enumerated */
+    static gp_fake_cuda_device many[5000];
+    gp_fake_cuda lots = {GPUPROBE_CUDA_AVAILABLE, NULL, 5000, many};
+    ctx = new_ctx();
+    gp_test_set_cuda(ctx, &lots);
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 4097);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 4096, GPUPROBE_ATTR_SPEC, &s), GPUPROBE_OK);
+    assert_string_equal(s, "cuda:4095");
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
+    assert_string_equal(s, "Simulated GPU");
+    gpuprobe_context_destroy(ctx);
+}
+
+/* The test seams start a new enumeration each time they are set, after an
+ * enumeration as before one. */
+static void test_seams_reenumerate(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-dev-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/cpuinfo", "model name : Seam CPU\n");
+    sr_put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+    gp_fake_cuda fake = {GPUPROBE_CUDA_AVAILABLE, NULL, 2, fake_devs};
+    gpuprobe_context *ctx = new_ctx();
+    size_t real = 0, n = 0;
+    const char *name = NULL;
+    assert_int_equal(gpuprobe_device_count(ctx, &real), GPUPROBE_OK);
+    for (int round = 0; round < 2; round++) {
+        gp_test_set_sysroot(ctx, root);
+        assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &name),
+                         GPUPROBE_OK);
+        assert_string_equal(name, "Seam CPU");
+        gp_test_set_cuda(ctx, &fake);
+        assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+        assert_int_equal(n, 3);
+        gp_test_set_cuda(ctx, NULL);
+        gp_test_set_sysroot(ctx, NULL);
+        assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+        assert_int_equal(n, real);
+        assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &name),
+                         GPUPROBE_OK);
+        assert_string_not_equal(name, "Seam CPU");
+    }
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
 /* ---- SIMD flags ---- */
 
 static void test_simd_from_flags(void **state)
@@ -382,9 +668,13 @@ int main(void)
         cmocka_unit_test(test_cpu_device),
         cmocka_unit_test(test_cpu_describe_fake_sysroot),
         cmocka_unit_test(test_cpu_clock_unsupported_via_sysroot),
+        cmocka_unit_test(test_cpuinfo_edges),
+        cmocka_unit_test(test_sysroot_too_long),
+        cmocka_unit_test(test_seams_reenumerate),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_fake_cuda_devices),
         cmocka_unit_test(test_fake_no_device_cause),
+        cmocka_unit_test(test_fake_cuda_figures),
         cmocka_unit_test(test_simd_from_flags),
         cmocka_unit_test(test_enumeration_cached),
     };

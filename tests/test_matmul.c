@@ -25,6 +25,7 @@
 
 #include "gpuprobe.h"
 #include "matmul_internal.h"
+#include "sysroot_util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -187,6 +188,27 @@ static void test_result_figures(void **state)
     assert_string_equal(get_s(r, GPUPROBE_METRIC_COMPUTE_TYPE), "cblas_sgemm");
     assert_string_equal(get_s(r, GPUPROBE_METRIC_MATH_MODE), "");
     assert_true(strlen(get_s(r, GPUPROBE_METRIC_DEVICE_NAME)) > 0);
+    /* The device's own name. */
+    const char *dev_name = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &dev_name),
+                     GPUPROBE_OK);
+    assert_string_equal(get_s(r, GPUPROBE_METRIC_DEVICE_NAME), dev_name);
+    /* Each metric has exactly one getter: doubles 0-12, strings 20-23, the
+     * rest ints. */
+    for (int m = -1; m <= 26; m++) {
+        double dv;
+        int64_t iv;
+        const char *sv;
+        int is_d = m >= 0 && m <= 12, is_s = m >= 20 && m <= 23;
+        int is_i = (m >= 13 && m <= 19) || m == 24;
+        if ((gpuprobe_matmul_result_get_double(r, (gpuprobe_matmul_metric)m, &dv) ==
+             GPUPROBE_OK) != is_d ||
+            (gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)m, &iv) ==
+             GPUPROBE_OK) != is_i ||
+            (gpuprobe_matmul_result_get_string(r, (gpuprobe_matmul_metric)m, &sv) ==
+             GPUPROBE_OK) != is_s)
+            fail_msg("metric %d: wrong getter accepted or right one refused", m);
+    }
     /* Wrong getter types and unknown metrics. */
     double d;
     int64_t i;
@@ -285,12 +307,24 @@ static void test_options(void **state)
         gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)p, &after);
         assert_int_equal(after, before);
     }
-    /* Specific bounds the API promises. */
+    /* The bounds themselves, as shipped (the loop above reads them back
+     * from the function it tests, so it cannot see them change). */
+    static const int64_t bounds[13][2] = {
+        {1, INT32_MAX}, {1, INT32_MAX}, {1, INT32_MAX},  /* M, N, K */
+        {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_BF16},      /* DTYPE */
+        {0, 1000}, {1, 10000}, {1, 10000},               /* WARMUP, MIN/MAX_RUNS */
+        {0, 3600000}, {0, 1}, {0, 1},                    /* BUDGET_MS, TRANSFERS, VERIFY */
+        {0, INT64_MAX}, {0, 1024}, {1, 1 << 20},         /* SEED, CPU_THREADS, SAMPLES */
+    };
     int64_t lo, hi;
-    gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_MIN_RUNS, &lo, &hi);
-    assert_int_equal(lo, 1);
-    gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_M, &lo, &hi);
-    assert_int_equal(lo, 1);
+    for (int p = 0; p < 13; p++) {
+        assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)p, &lo, &hi),
+                         GPUPROBE_OK);
+        if (lo != bounds[p][0] || hi != bounds[p][1])
+            fail_msg("parameter %d: bounds [%lld, %lld], want [%lld, %lld]", p,
+                     (long long)lo, (long long)hi, (long long)bounds[p][0],
+                     (long long)bounds[p][1]);
+    }
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP8),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, 99),
@@ -363,6 +397,119 @@ static void test_verify_catches(void **state)
     /* Sampled mode: a corner is always among the samples. */
     expect_caught(GPUPROBE_DTYPE_FP32, 64, 48, 32, 8, 0, 47, 1.0);
     expect_caught(GPUPROBE_DTYPE_FP64, 64, 48, 32, 4, 63, 0, 1e-9);
+}
+
+/* An output of at most verify_samples entries is checked in full: a
+ * single wrong entry is found wherever it is, and reported as the worst. */
+static void test_small_output_checked_in_full(void **state)
+{
+    (void)state;
+    enum { M = 8, N = 8, K = 5 };
+    float a[M * K], b[K * N], c[M * N], bad[M * N];
+    double exact[M * N];
+    gp_fill_random(a, GP_ELEM_F32, M * K, 5, 1);
+    gp_fill_random(b, GP_ELEM_F32, K * N, 5, 2);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int p = 0; p < K; p++)
+                s += (double)a[i * K + p] * (double)b[p * N + j];
+            exact[i * N + j] = s;
+            c[i * N + j] = (float)s;
+        }
+    gp_mm_job job;
+    memset(&job, 0, sizeof job);
+    job.m = M;
+    job.n = N;
+    job.k = K;
+    job.dtype = GPUPROBE_DTYPE_FP32;
+    job.seed = 42;
+    job.verify_samples = M * N; /* exactly the output's size */
+    gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, c, GP_ELEM_F32);
+    assert_int_equal(job.verified, 1);
+    assert_true(job.max_error <= job.tolerance);
+    for (int t = 0; t < M * N; t++) {
+        memcpy(bad, c, sizeof bad);
+        bad[t] += 0.25f;
+        gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, bad, GP_ELEM_F32);
+        if (job.verified != 0 || job.worst_i != t / N || job.worst_j != t % N)
+            fail_msg("C[%d][%d] wrong: verified %d, worst C[%lld][%lld]", t / N, t % N,
+                     job.verified, (long long)job.worst_i, (long long)job.worst_j);
+        assert_true(job.worst_value == (double)bad[t]);
+        assert_true(job.worst_ref == exact[t]);
+        assert_true(job.max_error > job.tolerance);
+    }
+}
+
+/* Sampled verification (more entries than samples) looks beyond the
+ * corners, over every row and column: an output wrong everywhere but in
+ * one row, or in one column, fails. */
+static void test_samples_spread(void **state)
+{
+    (void)state;
+    enum { M = 40, N = 30, K = 4 };
+    static float a[M * K], b[K * N], c[M * N], bad[M * N];
+    gp_fill_random(a, GP_ELEM_F32, M * K, 9, 1);
+    gp_fill_random(b, GP_ELEM_F32, K * N, 9, 2);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int p = 0; p < K; p++)
+                s += (double)a[i * K + p] * (double)b[p * N + j];
+            c[i * N + j] = (float)s;
+        }
+    gp_mm_job job;
+    memset(&job, 0, sizeof job);
+    job.m = M;
+    job.n = N;
+    job.k = K;
+    job.dtype = GPUPROBE_DTYPE_FP32;
+    job.seed = 42;
+    job.verify_samples = 64;
+    gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, c, GP_ELEM_F32);
+    assert_int_equal(job.verified, 1);
+    static const int keep_row[] = {0, M - 1, -1, -1}, keep_col[] = {-1, -1, 0, N - 1};
+    for (int t = 0; t < 4; t++) {
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++)
+                bad[i * N + j] = c[i * N + j] +
+                                 (i == keep_row[t] || j == keep_col[t] ? 0.0f : 1.0f);
+        gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, bad, GP_ELEM_F32);
+        if (job.verified != 0)
+            fail_msg("an output right only in row %d / column %d passed", keep_row[t],
+                     keep_col[t]);
+    }
+}
+
+/* The tolerance is the documented bound, exactly: fp32/fp64 u (2 + min(k,
+ * 8R)) with R the spread of the partial sums (none counts as 0); tf32
+ * 2^-9 + 2^-20 for its rounded inputs plus 2^-20 (8 + sqrt(k)); fp16/bf16
+ * 2^-20 (8 + sqrt(k)); k < 1 counts as 1. */
+static void test_tolerance_formula(void **state)
+{
+    (void)state;
+    static const int64_t ks[] = {-3, 0, 1, 2, 64, 5000, 1 << 20};
+    static const double spreads[] = {-1.0, 0.0, 0.5, 3.0, 1e9};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        double kk = (double)(ks[i] > 0 ? ks[i] : 1);
+        double root = sqrt(kk);
+        for (size_t j = 0; j < sizeof spreads / sizeof spreads[0]; j++) {
+            double r = spreads[j];
+            double p = 8.0 * (r > 0 ? r : 0.0);
+            double m = p < kk ? p : kk;
+            assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP64, ks[i], r) == 0x1p-52 * (2.0 + m));
+            assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, ks[i], r) == 0x1p-24 * (2.0 + m));
+            assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_TF32, ks[i], r) ==
+                        2 * 0x1p-10 + 0x1p-20 + 0x1p-20 * (8.0 + root));
+            assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP16, ks[i], r) == 0x1p-20 * (8.0 + root));
+            assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_BF16, ks[i], r) == 0x1p-20 * (8.0 + root));
+            assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP8, ks[i], r) == 0);
+            assert_true(gp_matmul_tolerance((gpuprobe_dtype)99, ks[i], r) == 0);
+        }
+    }
+    /* Pinned values: fp32 at k = 5000 with R = 3 is u (2 + 24). */
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, 5000, 3.0) == 0x1p-24 * 26.0);
+    assert_true(gp_matmul_tolerance(GPUPROBE_DTYPE_FP32, 4, 3.0) == 0x1p-24 * 6.0);
 }
 
 static void test_tolerance(void **state)
@@ -471,6 +618,146 @@ static void test_verify_catches_tf32(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* FLOP per clock per SM for every compute capability the library knows,
+ * from the sources cited in lib/matmul.c (CUDA C++ Programming Guide and
+ * the architecture whitepapers): fp32, tf32, fp16, bf16. */
+static const struct {
+    int major, minor;
+    double fp32, tf32, fp16, bf16;
+} sm_peaks[] = {
+    {7, 0, 128, 0, 1024, 0},          /* V100 */
+    {7, 5, 128, 0, 1024, 0},          /* T4 */
+    {8, 0, 128, 1024, 2048, 2048},    /* A100 */
+    {8, 6, 256, 512, 1024, 1024},     /* GA10x */
+    {8, 9, 256, 512, 1024, 1024},     /* AD10x */
+    {9, 0, 256, 2048, 4096, 4096},    /* H100, H200 */
+    {10, 0, 256, 4096, 8192, 8192},   /* B200 */
+    {12, 0, 256, 512, 1024, 1024},    /* GB20x */
+};
+
+static void test_peak_tables(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sm_peaks / sizeof sm_peaks[0]; i++) {
+        int ma = sm_peaks[i].major, mi = sm_peaks[i].minor;
+        const double want[] = {sm_peaks[i].fp32, sm_peaks[i].tf32, sm_peaks[i].fp16,
+                               sm_peaks[i].bf16};
+        const gpuprobe_dtype dt[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_TF32,
+                                     GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16};
+        for (size_t d = 0; d < 4; d++)
+            if (gp_gpu_flops_per_clock_sm(ma, mi, dt[d]) != want[d])
+                fail_msg("CC %d.%d %s: %g FLOP/clock/SM, want %g", ma, mi,
+                         gpuprobe_dtype_name(dt[d]), gp_gpu_flops_per_clock_sm(ma, mi, dt[d]),
+                         want[d]);
+        /* no rate for fp64 or the capacity-only types; none next door */
+        assert_true(gp_gpu_flops_per_clock_sm(ma, mi, GPUPROBE_DTYPE_FP64) == 0);
+        assert_true(gp_gpu_flops_per_clock_sm(ma, mi, GPUPROBE_DTYPE_INT8) == 0);
+        assert_true(gp_gpu_flops_per_clock_sm(ma, mi + 1, GPUPROBE_DTYPE_FP32) == 0);
+    }
+    assert_true(gp_gpu_flops_per_clock_sm(11, 0, GPUPROBE_DTYPE_FP32) == 0);
+    assert_true(gp_gpu_flops_per_clock_sm(6, 1, GPUPROBE_DTYPE_FP32) == 0);
+    assert_true(gp_gpu_flops_per_clock_sm(0, 0, GPUPROBE_DTYPE_FP32) == 0);
+    assert_true(gp_gpu_flops_per_clock_sm(-1, 0, GPUPROBE_DTYPE_FP32) == 0);
+
+    /* Per core and clock: lanes x 2 (FMA) x 2 units; fp64 half of fp32. */
+    static const struct {
+        int simd;
+        double fp32, fp64;
+    } cpu[] = {
+        {GPUPROBE_SIMD_AVX512, 64, 32}, {GPUPROBE_SIMD_AVX2_FMA, 32, 16},
+        {GPUPROBE_SIMD_AVX, 16, 8},     {GPUPROBE_SIMD_SSE4_2, 8, 4},
+        {GPUPROBE_SIMD_NONE, 0, 0},     {99, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cpu / sizeof cpu[0]; i++) {
+        assert_true(gp_cpu_flops_per_cycle(cpu[i].simd, GPUPROBE_DTYPE_FP32) == cpu[i].fp32);
+        assert_true(gp_cpu_flops_per_cycle(cpu[i].simd, GPUPROBE_DTYPE_FP64) == cpu[i].fp64);
+        for (int dt = GPUPROBE_DTYPE_TF32; dt <= GPUPROBE_DTYPE_INT4; dt++)
+            assert_true(gp_cpu_flops_per_cycle(cpu[i].simd, (gpuprobe_dtype)dt) == 0);
+    }
+}
+
+/* The CPU peak of a run: clock x cores doing the work x FLOP per cycle,
+ * with the clock and SIMD level from a simulated /proc and /sys (2 GHz,
+ * AVX2 + FMA: 32 fp32 or 16 fp64 FLOP per cycle). */
+static void test_cpu_peak_figure(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mm-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/meminfo", "MemTotal: 16777216 kB\nMemAvailable: 8388608 kB\n");
+    sr_put(root, "proc/cpuinfo", "processor : 0\nmodel name : Sim\n"
+                                 "flags : fpu sse4_2 avx avx2 fma\ncpu MHz : 1234.5\n");
+    sr_put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2000000\n");
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(online >= 1);
+    static const struct {
+        gpuprobe_dtype dt;
+        int threads;
+        double per_core; /* GFLOP/s of one core at 2 GHz */
+    } runs[] = {
+        {GPUPROBE_DTYPE_FP32, 1, 64}, {GPUPROBE_DTYPE_FP64, 1, 32},
+        {GPUPROBE_DTYPE_FP32, 2, 64}, {GPUPROBE_DTYPE_FP32, 0, 64},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        gpuprobe_matmul_options *o = small_opts(32, 32, 32, runs[i].dt);
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, runs[i].threads);
+        gpuprobe_matmul_result *r = NULL;
+        double t0 = gp_now();
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+        double wall = gp_now() - t0;
+        /* the run times are durations within the call */
+        assert_true(get_d(r, GPUPROBE_METRIC_MIN_S) > 0);
+        assert_true(get_d(r, GPUPROBE_METRIC_MAX_S) <= wall);
+        assert_true(get_d(r, GPUPROBE_METRIC_SETUP_S) <= wall);
+        int64_t used = get_i(r, GPUPROBE_METRIC_THREADS);
+        if (runs[i].threads > 0)
+            assert_int_equal(used, runs[i].threads > online ? online : runs[i].threads);
+        long cores = used >= 1 && used <= online ? used : online;
+        double peak = get_d(r, GPUPROBE_METRIC_PEAK_GFLOPS);
+        if (peak != runs[i].per_core * (double)cores)
+            fail_msg("run %zu: peak %g GFLOP/s, want %g x %ld cores", i, peak,
+                     runs[i].per_core, cores);
+        assert_true(get_d(r, GPUPROBE_METRIC_PEAK_FRACTION) ==
+                    get_d(r, GPUPROBE_METRIC_GFLOPS) / peak);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o);
+    }
+
+    /* A peak below 1 GFLOP/s is still a peak (a 1 kHz clock, one core). */
+    ctx->devices[0].clock_khz = 1;
+    {
+        gpuprobe_matmul_options *o1 = small_opts(32, 32, 32, GPUPROBE_DTYPE_FP32);
+        gpuprobe_matmul_options_set(o1, GPUPROBE_MATMUL_CPU_THREADS, 1);
+        gpuprobe_matmul_result *r = NULL;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o1, 0, &r), GPUPROBE_OK);
+        assert_true(get_d(r, GPUPROBE_METRIC_PEAK_GFLOPS) == 1.0 * 1e3 * 1.0 * 32.0 / 1e9);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o1);
+    }
+    ctx->devices[0].clock_khz = 2000000;
+
+    /* No more cores than the device has (said to be 1 here); all the
+     * threads used when its core count is unknown (0). */
+    gpuprobe_matmul_options *o = small_opts(32, 32, 32, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, 2);
+    for (int cores = 1; cores >= 0; cores--) {
+        ctx->devices[0].logical_cores = cores;
+        gpuprobe_matmul_result *r = NULL;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+        int64_t used = get_i(r, GPUPROBE_METRIC_THREADS);
+        double want = 64.0 * (double)(cores ? cores : used);
+        if (get_d(r, GPUPROBE_METRIC_PEAK_GFLOPS) != want)
+            fail_msg("%d logical cores, %lld threads: peak %g, want %g", cores,
+                     (long long)used, get_d(r, GPUPROBE_METRIC_PEAK_GFLOPS), want);
+        gpuprobe_matmul_result_destroy(r);
+    }
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
 static void test_peaks(void **state)
 {
     (void)state;
@@ -517,6 +804,15 @@ static void test_bad_input(void **state)
         assert_non_null(strstr(gpuprobe_last_error(ctx), gpuprobe_dtype_name((gpuprobe_dtype)dt)));
     }
 
+    /* fp32 at the largest sizes: each buffer fits size_t ((2^31-1)^2 x 4
+     * bytes < 2^64), their sum does not. */
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, INT32_MAX);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, INT32_MAX);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, INT32_MAX);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OVERFLOW);
+    assert_null(r);
+
     /* Buffers whose size overflows size_t: (2^31-1)^2 x 8 bytes > 2^64. */
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP64);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, INT32_MAX);
@@ -540,6 +836,30 @@ static void test_bad_input(void **state)
 
     gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
+}
+
+/* Buffer sizes: m x n elements, refused (-1, nothing written) for a
+ * non-positive dimension, a zero element size, or more than SIZE_MAX. */
+static void test_buffer_bytes(void **state)
+{
+    (void)state;
+    size_t b = 7;
+    assert_int_equal(gp_mm_bytes(2, 3, 4, &b), 0);
+    assert_int_equal(b, 24);
+    b = 7;
+    assert_int_equal(gp_mm_bytes(0, 3, 4, &b), -1);
+    assert_int_equal(gp_mm_bytes(3, 0, 4, &b), -1);
+    assert_int_equal(gp_mm_bytes(-1, 3, 4, &b), -1);
+    assert_int_equal(gp_mm_bytes(3, 3, 0, &b), -1);
+    assert_int_equal(b, 7);
+    /* 3 x (SIZE_MAX / 3) elements are exactly SIZE_MAX; one more is not */
+    assert_int_equal(gp_mm_bytes(3, (int64_t)(SIZE_MAX / 3), 1, &b), 0);
+    assert_true(b == SIZE_MAX);
+    assert_int_equal(gp_mm_bytes(3, (int64_t)(SIZE_MAX / 3) + 1, 1, &b), -1);
+    /* the element size as the last factor */
+    assert_int_equal(gp_mm_bytes(1, (int64_t)(SIZE_MAX / 8), 8, &b), 0);
+    assert_true(b == SIZE_MAX / 8 * 8);
+    assert_int_equal(gp_mm_bytes(1, (int64_t)(SIZE_MAX / 8) + 1, 8, &b), -1);
 }
 
 /* A fake /proc/meminfo with 512 kB available: 256x256x256 fp32 needs 768 KiB. */
@@ -566,8 +886,11 @@ static void test_host_memory_limit(void **state)
     assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
     assert_null(r);
     const char *msg = gpuprobe_last_error(ctx);
-    assert_non_null(strstr(msg, "786432 bytes"));
-    assert_non_null(strstr(msg, "524288 bytes"));
+    print_message("%s\n", msg);
+    /* A, B and C, plus OpenBLAS's packed panels (counted by the check). */
+    assert_non_null(strstr(msg, "A, B and C 786432 bytes"));
+    assert_non_null(strstr(msg, "of host memory"));
+    assert_non_null(strstr(msg, "only 524288 bytes (0.5 MiB) are available"));
     /* A size that fits runs. */
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 64);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 64);
@@ -580,6 +903,66 @@ static void test_host_memory_limit(void **state)
     unlink(file);
     rmdir(dir);
     rmdir(root);
+}
+
+/* The pre-check takes the cgroup's room when it is below MemAvailable,
+ * and MemAvailable when that is lower. */
+static void test_host_memory_cgroup_room(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mm-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/meminfo", "MemTotal: 2097152 kB\nMemAvailable: 1048576 kB\n");
+    sr_put(root, "proc/self/cgroup", "0::/job\n");
+    sr_put(root, "sys/fs/cgroup/job/memory.max", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/job/memory.current", "1073217536\n"); /* 512 KiB left */
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gpuprobe_matmul_options *o = small_opts(256, 256, 256, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(r);
+    const char *msg = gpuprobe_last_error(ctx);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "A, B and C 786432 bytes"));
+    assert_non_null(strstr(msg, "the cgroup memory limit leaves 524288 bytes"));
+    /* What the run needs: A, B and C and OpenBLAS's panels. */
+    const char *p = strstr(msg, " needs ");
+    assert_non_null(p);
+    unsigned long long need = strtoull(p + 7, NULL, 10);
+    assert_true(need >= 786432 && need % 1024 == 0);
+    /* 64^3 (48 KiB and its panels) fits a room of the same size */
+    char text[96];
+    snprintf(text, sizeof text, "%llu\n", 1073741824ULL - need);
+    sr_put(root, "sys/fs/cgroup/job/memory.current", text);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 64);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 64);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, 64);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    /* usage above the limit: no room at all */
+    sr_put(root, "sys/fs/cgroup/job/memory.current", "2000000000\n");
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "the cgroup memory limit leaves 0 bytes"));
+    /* room (1 GiB) above MemAvailable (512 KiB): MemAvailable counts */
+    sr_put(root, "proc/meminfo", "MemTotal: 2097152 kB\nMemAvailable: 512 kB\n");
+    sr_put(root, "sys/fs/cgroup/job/memory.current", "0\n");
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 256);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 256);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, 256);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "only 524288 bytes"));
+    /* exactly enough available: it runs; one KiB less: refused */
+    snprintf(text, sizeof text, "MemTotal: 2097152 kB\nMemAvailable: %llu kB\n", need / 1024 - 1);
+    sr_put(root, "proc/meminfo", text);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+    snprintf(text, sizeof text, "MemTotal: 2097152 kB\nMemAvailable: %llu kB\n", need / 1024);
+    sr_put(root, "proc/meminfo", text);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
 }
 
 /* A cgroup v2 limit (fake tree): room for A, B and C of 512^3 fp32
@@ -771,6 +1154,7 @@ static void test_f16(void **state)
         {65519.0f, 0x7bff},       /* below the midpoint to 2^16 */
         {65520.0f, 0x7c00},       /* the midpoint: ties to even = inf */
         {1e6f, 0x7c00}, {-1e6f, 0xfc00},
+        {70000.0f, 0x7c00}, {-131000.0f, 0xfc00}, /* in [2^16, 2^17) */
         {0x1p-14f, 0x0400},       /* smallest normal */
         {0x1p-24f, 0x0001},       /* smallest subnormal */
         {0x1p-25f, 0x0000},       /* half of it: tie to even = 0 */
@@ -783,6 +1167,7 @@ static void test_f16(void **state)
         {1.0f + 0x1p-11f, 0x3c00},       /* tie: to even */
         {1.0f + 0x1.8p-10f, 0x3c02},     /* tie: to even (up) */
         {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01}, /* just above the tie */
+        {1.0f + 0x1p-11f + 0x1p-23f, 0x3c01}, /* one fp32 unit above it */
         {3.14159265f, 0x4248},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -856,6 +1241,79 @@ static void test_bf16(void **state)
     }
 }
 
+/* splitmix64 is the published generator (the reference outputs for state
+ * 0), and the inputs are its documented images: (2u + 1 - 2^23) / 2^23 of
+ * the top 23 bits (fp32), (2u + 1 - 2^52) / 2^52 of the top 52 (fp64),
+ * from the state seed ^ (stream * 0xD1B54A32D192ED03) advanced once. The
+ * figures were computed apart from the library. Nothing is written past
+ * `count` elements. */
+static void test_generator_values(void **state)
+{
+    (void)state;
+    uint64_t s = 0;
+    assert_true(gp_splitmix64(&s) == UINT64_C(0xe220a8397b1dcdaf));
+    assert_true(gp_splitmix64(&s) == UINT64_C(0x6e789e6aa1b965f4));
+    assert_true(gp_splitmix64(&s) == UINT64_C(0x06c45d188009454f));
+    assert_true(gp_splitmix64(&s) == UINT64_C(0xf88bb8a8724c81ec));
+
+    static const float f32[4] = {-0x1.13332cp-1f, -0x1.b75ff8p-2f, -0x1.fb821cp-1f,
+                                 0x1.3cc258p-2f};
+    static const double f64[4] = {0x1.716a12e6982f6p-1, -0x1.626c0fe8c236ap-1,
+                                  -0x1.a6d717c39b0b2p-1, 0x1.b9d871e07058ep-1};
+    float fbuf[5];
+    double dbuf[5];
+    uint16_t hbuf[5];
+    memset(fbuf, 0x7f, sizeof fbuf);
+    memset(dbuf, 0x7f, sizeof dbuf);
+    gp_fill_random(fbuf, GP_ELEM_F32, 4, 42, 1);
+    gp_fill_random(dbuf, GP_ELEM_F64, 4, 42, 2);
+    for (int i = 0; i < 4; i++) {
+        if (fbuf[i] != f32[i])
+            fail_msg("fp32 input %d: %a, want %a", i, (double)fbuf[i], (double)f32[i]);
+        if (dbuf[i] != f64[i])
+            fail_msg("fp64 input %d: %a, want %a", i, dbuf[i], f64[i]);
+    }
+    uint32_t canary;
+    memcpy(&canary, &fbuf[4], sizeof canary);
+    assert_int_equal(canary, 0x7f7f7f7f);
+    uint64_t canary64;
+    memcpy(&canary64, &dbuf[4], sizeof canary64);
+    assert_true(canary64 == UINT64_C(0x7f7f7f7f7f7f7f7f));
+    for (int e = GP_ELEM_F16; e <= GP_ELEM_BF16; e++) {
+        hbuf[4] = 0x7f7f;
+        gp_fill_random(hbuf, (gp_elem)e, 4, 42, 1);
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(hbuf[i], e == GP_ELEM_F16 ? gp_f32_to_f16(f32[i])
+                                                       : gp_f32_to_bf16(f32[i]));
+        assert_int_equal(hbuf[4], 0x7f7f);
+    }
+}
+
+/* Element sizes, and every element type read back as it was stored (its
+ * neighbours untouched). */
+static void test_elements(void **state)
+{
+    (void)state;
+    assert_int_equal(gp_elem_size(GP_ELEM_F64), 8);
+    assert_int_equal(gp_elem_size(GP_ELEM_F32), 4);
+    assert_int_equal(gp_elem_size(GP_ELEM_F16), 2);
+    assert_int_equal(gp_elem_size(GP_ELEM_BF16), 2);
+    assert_int_equal(gp_elem_size((gp_elem)7), 0);
+    assert_true(isnan(gp_elem_get(NULL, (gp_elem)7, 0)));
+    for (int e = GP_ELEM_F32; e <= GP_ELEM_BF16; e++) {
+        unsigned char buf[4 * 8];
+        memset(buf, 0xA5, sizeof buf);
+        gp_elem_set(buf, (gp_elem)e, 1, 1.5);
+        gp_elem_set(buf, (gp_elem)e, 2, -0.25);
+        assert_true(gp_elem_get(buf, (gp_elem)e, 1) == 1.5);
+        assert_true(gp_elem_get(buf, (gp_elem)e, 2) == -0.25);
+        size_t es = gp_elem_size((gp_elem)e);
+        for (size_t i = 0; i < sizeof buf; i++)
+            if ((i < es || i >= 3 * es) && buf[i] != 0xA5)
+                fail_msg("element type %d: byte %zu written", e, i);
+    }
+}
+
 static void test_random_inputs(void **state)
 {
     (void)state;
@@ -901,16 +1359,25 @@ int main(void)
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_random_inputs),
+        cmocka_unit_test(test_generator_values),
+        cmocka_unit_test(test_elements),
+        cmocka_unit_test(test_samples_spread),
+        cmocka_unit_test(test_tolerance_formula),
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_peaks),
+        cmocka_unit_test(test_peak_tables),
+        cmocka_unit_test(test_cpu_peak_figure),
+        cmocka_unit_test(test_small_output_checked_in_full),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_result_figures),
         cmocka_unit_test(test_runs_and_budget),
         cmocka_unit_test(test_verify_catches),
         cmocka_unit_test(test_verify_catches_tf32),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_buffer_bytes),
         cmocka_unit_test(test_host_memory_limit),
         cmocka_unit_test(test_cgroup_room_counts_openblas),
+        cmocka_unit_test(test_host_memory_cgroup_room),
         cmocka_unit_test(test_threads_restored),
         cmocka_unit_test(test_gpu_request_without_gpu),
         cmocka_unit_test(test_real_cuda_index),

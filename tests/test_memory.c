@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,6 +228,45 @@ static void test_cgroup_v2_limit_above_ram(void **state)
     sr_rm_tree(root);
 }
 
+/* A limit above the RAM whose room is below MemAvailable cuts only the
+ * available figure, and the flag says so; room equal to MemAvailable or a
+ * limit equal to the RAM cuts nothing. */
+static void test_cgroup_cuts_available_only(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "0::/a\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "34359738368\n");     /* 32 GiB */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "32212254720\n"); /* 30 GiB */
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 32 * GIB);
+    assert_int_equal(info.physical_bytes, 16 * GIB);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 2 * GIB);
+    assert_int_equal(info.flags, GPUPROBE_MEMORY_CGROUP_LIMITED);
+
+    /* room 12 GiB = MemAvailable: nothing cut, no flag */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "21474836480\n"); /* 20 GiB */
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags, 0);
+
+    /* a limit of exactly the RAM, nothing used: no flag */
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "17179869184\n");     /* 16 GiB */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "0\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 16 * GIB);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags, 0);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_v1_limit(void **state)
 {
     (void)state;
@@ -244,6 +284,19 @@ static void test_cgroup_v1_limit(void **state)
     assert_int_equal(info.total_bytes, GIB);
     assert_int_equal(info.available_bytes, GIB / 2);
     assert_true(info.flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
+
+    /* v1 writes "no limit" as a huge number: from 2^62 up it is none */
+    sr_put(root, "proc/self/cgroup", "4:memory:/big\n");
+    sr_put(root, "sys/fs/cgroup/memory/big/memory.usage_in_bytes", "0\n");
+    sr_put(root, "sys/fs/cgroup/memory/big/memory.limit_in_bytes", "4611686018427383808\n");
+    info = host_info(root, &st); /* 2^62 - 4096: a limit, far above the RAM */
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_C(4611686018427383808));
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    sr_put(root, "sys/fs/cgroup/memory/big/memory.limit_in_bytes", "4611686018427387904\n");
+    info = host_info(root, &st); /* 2^62: none */
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
     sr_rm_tree(root);
 }
 
@@ -290,6 +343,33 @@ static void test_cgroup_namespace_path(void **state)
     sr_rm_tree(root);
 }
 
+/* Only a ".." path component climbs out of the cgroup namespace; "..x"
+ * is a name like any other. A climbing path is not walked at all. */
+static void test_cgroup_dotdot(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "sys/fs/cgroup/memory.max", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/memory.current", "0\n");
+    sr_put(root, "sys/fs/cgroup/..x/memory.max", "536870912\n");
+    sr_put(root, "sys/fs/cgroup/..x/memory.current", "0\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "1024\n"); /* must not be read */
+    sr_put(root, "proc/self/cgroup", "0::/..x\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB / 2);
+    sr_put(root, "proc/self/cgroup", "0::/a/..\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB);
+    sr_put(root, "proc/self/cgroup", "0::/a/../..x\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, GIB);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_garbage(void **state)
 {
     (void)state;
@@ -303,6 +383,14 @@ static void test_cgroup_garbage(void **state)
     assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
     assert_int_equal(info.total_bytes, 16 * GIB);
     assert_int_equal(info.available_bytes, 12 * GIB);
+
+    /* a usage of "max" is no usage figure: the room is the whole limit */
+    sr_put(root, "proc/self/cgroup", "0::/y\n");
+    sr_put(root, "sys/fs/cgroup/y/memory.max", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/y/memory.current", "max\n");
+    info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.available_bytes, GIB);
 
     /* usage above the limit: no room, never a wrap-around */
     sr_put(root, "proc/self/cgroup", "0::/x\n");
@@ -379,6 +467,11 @@ static void test_parse_meminfo(void **state)
         assert_int_equal(t, 77);
     }
     assert_int_equal(gp_parse_meminfo(NULL, &t, &a), -1);
+    /* blanks and a carriage return after the unit */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB \r\nMemAvailable: 40 kB\t\n",
+                                      &t, &a), 0);
+    assert_int_equal(t, 100 * KB);
+    assert_int_equal(a, 40 * KB);
     /* the largest representable value */
     assert_int_equal(gp_parse_meminfo("MemTotal: 18446744073709551615\nMemAvailable: 1\n",
                                       &t, &a), 0);
@@ -396,6 +489,8 @@ static void test_parse_cgroup_value(void **state)
         {"0", 0, 0},
         {"123\n", 0, 123},
         {"  42  \n", 0, 42},
+        {"\t42\r\n", 0, 42},
+        {"\v42\f", 0, 42},
         {"max", 0, UINT64_MAX},
         {"max\n", 0, UINT64_MAX},
         {"9223372036854771712\n", 0, UINT64_C(9223372036854771712)},
@@ -552,6 +647,73 @@ static void test_read_file(void **state)
     assert_int_equal(gp_parse_proc_status(text, &size, &data), 0);
     assert_true(size > 0 && data > 0 && data < size);
     free(text);
+    /* with stdin closed the file may get descriptor 0: still a file */
+    int saved = dup(0);
+    assert_true(saved > 0);
+    close(0);
+    int r = gp_read_file(root, "/f", big, sizeof big);
+    assert_int_equal(dup2(saved, 0), 0);
+    close(saved);
+    assert_int_equal(r, 0);
+    assert_string_equal(big, "hello world");
+    sr_rm_tree(root);
+}
+
+/* Open file descriptors of this process. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
+/* Every /proc and /sys read gives its descriptor back, on success and on
+ * error (a cgroup file that is a directory: open succeeds, read fails). */
+static void test_reads_release_descriptors(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "4:memory:/m\n0::/a\n");
+    sr_put(root, "proc/cpuinfo", "processor : 0\nmodel name : Sim CPU\n"
+                                 "flags : sse4_2 avx avx2 fma\ncpu MHz : 1000.0\n");
+    sr_put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2000000\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "4294967296\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.stat", "inactive_file 1\n");
+    char dir[GP_PATH_LEN];
+    snprintf(dir, sizeof dir, "%s/sys/fs/cgroup/a/memory.current", root);
+    sr_mkdirs(dir); /* a directory where a file is expected */
+    sr_put(root, "sys/fs/cgroup/memory/m/memory.limit_in_bytes", "8589934592\n");
+    sr_put(root, "sys/fs/cgroup/memory/m/memory.usage_in_bytes", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/memory/m/memory.stat", "total_inactive_file 0\n");
+
+    char buf[64];
+    int before = open_fds();
+    for (int i = 0; i < 20; i++) {
+        gpuprobe_context *ctx = new_ctx();
+        gp_test_set_sysroot(ctx, root);
+        const char *name = NULL;
+        assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &name),
+                         GPUPROBE_OK);
+        assert_string_equal(name, "Sim CPU");
+        gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+        assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
+        /* the v2 level's usage is unreadable (0): room 4 GiB; v1: 7 GiB */
+        assert_int_equal(info.cgroup_limit_bytes, 4 * GIB);
+        assert_int_equal(info.available_bytes, 4 * GIB);
+        gpuprobe_context_destroy(ctx);
+        /* read() failing after open() */
+        assert_int_equal(gp_read_file(NULL, dir, buf, sizeof buf), -1);
+        assert_string_equal(buf, "");
+        assert_int_equal(gp_read_file(root, "/sys/fs/cgroup/a/memory.max", buf, sizeof buf), 0);
+        assert_string_equal(buf, "4294967296\n");
+    }
+    assert_int_equal(open_fds(), before);
     sr_rm_tree(root);
 }
 
@@ -619,13 +781,17 @@ static void test_fake_cuda_memory(void **state)
     assert_int_equal(info.physical_bytes, 16 * GIB);
     assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
     assert_int_equal(info.context_bytes, 0);
-    assert_int_equal(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED, 0);
+    assert_int_equal(info.flags, 0); /* no context made or measured */
     assert_int_equal(gpuprobe_device_memory(ctx, 2, &info, 0), GPUPROBE_OK);
     assert_int_equal(info.total_bytes, 80 * GIB);
     assert_int_equal(info.available_bytes, 70 * GIB);
     assert_int_equal(info.context_bytes, 600 * MIB);
-    assert_true(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
+    assert_int_equal(info.flags, GPUPROBE_MEMORY_CONTEXT_MEASURED);
     assert_int_equal(gpuprobe_device_memory(ctx, 3, &info, 0), GPUPROBE_ERR_NOT_FOUND);
+    /* success clears the failure's message */
+    assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
+    assert_int_equal(gpuprobe_device_memory(ctx, 1, &info, 0), GPUPROBE_OK);
+    assert_string_equal(gpuprobe_last_error(ctx), "");
     gpuprobe_context_destroy(ctx);
 }
 
@@ -731,9 +897,11 @@ int main(void)
         cmocka_unit_test(test_cgroup_long_files),
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
+        cmocka_unit_test(test_cgroup_cuts_available_only),
         cmocka_unit_test(test_cgroup_v1_limit),
         cmocka_unit_test(test_cgroup_v1_unlimited_and_mount_root),
         cmocka_unit_test(test_cgroup_namespace_path),
+        cmocka_unit_test(test_cgroup_dotdot),
         cmocka_unit_test(test_cgroup_garbage),
         cmocka_unit_test(test_meminfo_missing_or_garbage),
         cmocka_unit_test(test_parse_meminfo),
@@ -741,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_parse_proc_cgroup),
         cmocka_unit_test(test_parsers_random_input),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_reads_release_descriptors),
         cmocka_unit_test(test_struct_size_and_flags),
         cmocka_unit_test(test_fake_cuda_memory),
         cmocka_unit_test(test_driver_free_clamped),

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "sysroot_util.h"
 
 #define GB UINT64_C(1000000000)
 #define NOT_SET ((size_t)0xC0FFEE)
@@ -370,6 +371,298 @@ static void test_many_devices_bounded(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* ---- the CPU judged by its own memory ---- */
+
+/* A sysroot whose /proc/meminfo is `meminfo` (NULL: there is none). */
+static char *cpu_sysroot(const char *meminfo)
+{
+    static char root[64];
+    strcpy(root, "/tmp/gpuprobe-sel-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    if (meminfo)
+        sr_put(root, "proc/meminfo", meminfo);
+    return root;
+}
+
+static gpuprobe_context *ctx_with_sysroot(const gp_fake_cuda *f, const char *root)
+{
+    gpuprobe_context *ctx = new_ctx(f);
+    gp_test_set_sysroot(ctx, root);
+    return ctx;
+}
+
+/* When no GPU qualifies, auto checks the CPU against its own available
+ * memory (153.6 GB here), never a GPU's. */
+static void test_cpu_fallback_by_cpu_memory(void **state)
+{
+    (void)state;
+    char *root = cpu_sysroot("MemTotal: 200000000 kB\nMemAvailable: 150000000 kB\n");
+    gpuprobe_context *ctx = ctx_with_sysroot(&two, root);
+    const char *why = NULL;
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 100 * GB;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), -1);
+    assert_string_equal(why, "auto: no CUDA device meets the requirements ("
+                             "cuda:0 (Sim Small): 12.0 GB free < 100.0 GB required; "
+                             "cuda:1 (Sim Big): 70.0 GB free < 100.0 GB required); "
+                             "using cpu");
+    req.min_free_bytes = 153600000000u; /* exactly what the CPU has */
+    assert_int_equal(pick(ctx, "auto", &req, 0, NULL), -1);
+    req.min_free_bytes = 160 * GB;
+    const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "; cpu: 153.6 GB available < 160.0 GB required");
+
+    /* The same by model size: 50 B fp16 weights (100 GB) fit only the CPU
+     * (no context reserve there); 80 B (160 GB) fit nothing. */
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = 50 * GB;
+    assert_int_equal(pick(ctx, "auto", &req, 0, NULL), -1);
+    req.fit_params = 80 * GB;
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cpu: 80.0 B fp16 parameters for weights need 160.0 GB > "
+                         "153.6 GB available");
+    gpuprobe_context_destroy(ctx);
+
+    /* CUDA not usable: the CPU on its own figures. */
+    ctx = ctx_with_sysroot(&no_driver, root);
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 100 * GB;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), -1);
+    assert_contains(why, "auto: CUDA not usable (");
+    req.min_free_bytes = 160 * GB;
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "CUDA not usable (");
+    assert_contains(msg, "); cpu: 153.6 GB available < 160.0 GB required");
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
+/* A candidate whose memory or capacity query fails (no /proc/meminfo) is
+ * excluded with the reason; the selection itself goes on and ends in
+ * NO_FIT, not in the query's error. */
+static void test_candidate_query_fails(void **state)
+{
+    (void)state;
+    char *root = cpu_sysroot(NULL);
+    gpuprobe_context *ctx = ctx_with_sysroot(&two, root);
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 1;
+    const char *msg = expect_fail(ctx, "cpu", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cpu: memory query "
+                         "failed: cannot read ");
+    assert_contains(msg, "/proc/meminfo");
+
+    req.min_free_bytes = 100 * GB;
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:1 (Sim Big): 70.0 GB free < 100.0 GB required");
+    assert_contains(msg, "; cpu: memory query failed: cannot read ");
+
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = 1000;
+    msg = expect_fail(ctx, "cpu", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cpu: capacity query "
+                         "failed: cannot read ");
+
+    /* Without a memory requirement the CPU's memory is never read. */
+    assert_int_equal(pick(ctx, "auto", NULL, 0, NULL), 1);
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, NULL), -1);
+    gpuprobe_context_destroy(ctx);
+
+    ctx = ctx_with_sysroot(&no_driver, root);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 1;
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cpu: memory query failed: cannot read ");
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
+/* The list of devices that did not qualify is cut to 300 bytes in a
+ * NO_FIT message and to 380 in the reason for falling back to the CPU. */
+static void test_skipped_list_cut(void **state)
+{
+    (void)state;
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = UINT64_C(1000000000000); /* 1 T fp16 params: 2 TB */
+    char *root = cpu_sysroot("MemTotal: 1048576 kB\nMemAvailable: 524288 kB\n");
+    gpuprobe_context *ctx = ctx_with_sysroot(&many, root);
+    const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    /* The message is the list itself: the status already says that no
+     * device meets the requirements. */
+    assert_true(strncmp(msg, "cuda:0 ", 7) == 0);
+    const char *cpu = strstr(msg, "; cpu: ");
+    assert_non_null(cpu);
+    assert_int_equal(cpu - msg, 300);
+    assert_true(strncmp(cpu - 3, "...", 3) == 0);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+
+    root = cpu_sysroot("MemTotal: 8589934592 kB\nMemAvailable: 8589934592 kB\n");
+    ctx = ctx_with_sysroot(&many, root);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), -1);
+    static const char prefix[] = "auto: no CUDA device meets the requirements (";
+    assert_true(strncmp(why, prefix, sizeof prefix - 1) == 0);
+    const char *tail = strstr(why, "); using cpu");
+    assert_non_null(tail);
+    assert_string_equal(tail, "); using cpu");
+    assert_int_equal(tail - (why + sizeof prefix - 1), 380);
+    assert_true(strncmp(tail - 3, "...", 3) == 0);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
+/* ---- messages, to the byte ---- */
+
+#define NAME80 "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefgh"
+static const gp_fake_cuda_device edge_devs[] = {
+    {"", 8, 6, 4 * GB, 999, 0},          /* no name, 999 bytes free */
+    {NAME80, 8, 6, 40 * GB, 20 * GB, 0}, /* a name longer than shown */
+    {"Zero", 8, 6, 1 * GB, 0, 0},        /* nothing free */
+};
+static const gp_fake_cuda edge = {GPUPROBE_CUDA_AVAILABLE, "", 3, edge_devs};
+
+static void test_messages_exact(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&edge);
+    const char *why = NULL;
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    /* 999 B and 1.0 kB; an unnamed device is its spec; names cut at 64 */
+    req.min_free_bytes = 1000;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 1);
+    assert_string_equal(why, "auto: cuda:1 (" "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01..."
+                             "), 20.0 GB free, the only CUDA device that meets the "
+                             "requirements; skipped cuda:0: 999 B free < 1.0 kB required; "
+                             "cuda:2 (Zero): 0 B free < 1.0 kB required");
+    req.min_free_bytes = 1;
+    const char *msg = expect_fail(ctx, "cuda:2", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_string_equal(msg, "cuda:2 (Zero): 0 B "
+                             "free < 1 B required");
+    req.min_free_bytes = UINT64_C(10000000000000000000);
+    msg = expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "999 B free < 10.0 EB required");
+    req.min_free_bytes = UINT64_MAX;
+    msg = expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "999 B free < 18.4 EB required");
+    /* parameter counts: 999 whole, 1000 scaled */
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = 499;
+    msg = expect_fail(ctx, "cuda:2", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_string_equal(msg, "cuda:2 (Zero): 499 fp16 "
+                             "parameters for weights need 998 B > 0 B usable (after a "
+                             "536.9 MB default CUDA context reserve)");
+    req.fit_params = 999;
+    msg = expect_fail(ctx, "cuda:2", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:2 (Zero): 999 fp16 parameters for weights need 2.0 kB > "
+                         "0 B usable");
+    req.fit_params = 1000;
+    msg = expect_fail(ctx, "cuda:2", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "1.0 K fp16 parameters for weights need 2.0 kB > 0 B usable");
+    /* a successful call clears the last failure's message */
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, NULL), -1);
+    gpuprobe_context_destroy(ctx);
+
+    /* ranking without and with requirements */
+    ctx = new_ctx(&two);
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 1);
+    assert_string_equal(why, "auto: cuda:1 (Sim Big) has the most free memory "
+                             "(70.0 GB) of 2 CUDA devices");
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.fit_params = 1;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 1);
+    assert_string_equal(why, "auto: cuda:1 (Sim Big) has the most free memory "
+                             "(70.0 GB) of 2 CUDA devices that meet the requirements");
+    msg = expect_fail(ctx, "cuda:2", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
+    assert_string_equal(msg, "cuda:2 was requested but only 2 CUDA devices are "
+                             "visible (cuda:0 to cuda:1)");
+    /* compute capability: equal passes, one minor more fails */
+    req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    req.min_cc_major = 8;
+    req.min_cc_minor = 6;
+    assert_int_equal(pick(ctx, "cuda:0", &req, 0, &why), 0);
+    assert_string_equal(why, "cuda:0: requested; cuda:0 (Sim Small)");
+    req.min_cc_minor = 7;
+    msg = expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_string_equal(msg, "cuda:0 (Sim Small): "
+                             "compute capability 8.6 < 8.7 required");
+    gpuprobe_context_destroy(ctx);
+
+    ctx = new_ctx(&one);
+    msg = expect_fail(ctx, "cuda:1", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
+    assert_string_equal(msg, "cuda:1 was requested but only 1 CUDA device is visible "
+                         "(cuda:0)");
+    gpuprobe_context_destroy(ctx);
+
+    /* the CUDA detail is shown up to 300 bytes */
+    static char detail[401];
+    memset(detail, 'D', 400);
+    gp_fake_cuda long_detail = {GPUPROBE_CUDA_NO_DRIVER, detail, 0, NULL};
+    ctx = new_ctx(&long_detail);
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    char shown[320];
+    memset(shown, 'D', 300);
+    strcpy(shown + 300, "); using cpu");
+    assert_contains(why, shown);
+    assert_true(strstr(why, "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
+                            "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
+                            "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
+                            "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
+                            "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD") == NULL);
+    gpuprobe_context_destroy(ctx);
+
+    /* spec messages: which rule was broken */
+    ctx = new_ctx(&two);
+    msg = expect_fail(ctx, "\x7f", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "control or non-ASCII byte");
+    msg = expect_fail(ctx, "cu da", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strstr(msg, "control") == NULL);
+    assert_contains(msg, "\"cu da\" is not valid; ");
+    msg = expect_fail(ctx, "~", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strstr(msg, "control") == NULL);
+    msg = expect_fail(ctx, "gpU", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "\"gpU\" is not valid (specs are lower case); ");
+    msg = expect_fail(ctx, "gpu", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strstr(msg, "lower case)") == NULL);
+    static const char *const upper[] = {"gpuA", "gpuZ", "Auto"};
+    static const char *const lower[] = {"gpu@", "gpu[", "gpua", "gpuz"};
+    for (size_t i = 0; i < sizeof upper / sizeof upper[0]; i++)
+        assert_contains(expect_fail(ctx, upper[i], NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT),
+                        "(specs are lower case)");
+    for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
+        assert_true(strstr(expect_fail(ctx, lower[i], NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT),
+                           "lower case)") == NULL);
+
+    gpuprobe_context_destroy(ctx);
+
+    /* decimal units: a whole unit at 1000, halves rounded up */
+    ctx = new_ctx(&edge); /* cuda:0 has 999 bytes free */
+    static const struct {
+        uint64_t bytes;
+        const char *text;
+    } units[] = {{1049, "1.0 kB"}, {1050, "1.1 kB"}, {999500, "999.5 kB"},
+                 {1000000, "1.0 MB"},
+                 {2500000000u, "2.5 GB"}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        gpuprobe_requirements r = GPUPROBE_REQUIREMENTS_INIT;
+        r.min_free_bytes = units[i].bytes;
+        char want[64];
+        snprintf(want, sizeof want, "%s required", units[i].text);
+        assert_contains(expect_fail(ctx, "cuda:0", &r, 0, GPUPROBE_ERR_NO_FIT), want);
+    }
+    gpuprobe_context_destroy(ctx);
+
+    /* a minor-only compute capability requirement is a requirement */
+    ctx = new_ctx(&two);
+    gpuprobe_requirements minor = GPUPROBE_REQUIREMENTS_INIT;
+    minor.min_cc_minor = 1;
+    assert_int_equal(pick(ctx, "auto", &minor, 0, &why), 1);
+    assert_contains(why, "of 2 CUDA devices that meet the requirements");
+    gpuprobe_context_destroy(ctx);
+}
+
 /* ---- the environment override ---- */
 
 static void test_env_override(void **state)
@@ -548,13 +841,14 @@ static void test_parse_valid(void **state)
         assert_int_equal(gp_parse_spec(NULL, ok[i].spec, &kind, &index),
                          GPUPROBE_OK);
         assert_int_equal(kind, ok[i].kind);
-        if (ok[i].kind == GP_SPEC_CUDA_N)
-            assert_int_equal(index, ok[i].index);
+        assert_int_equal(index, ok[i].index);
     }
     gp_spec_kind kind;
     int index;
     assert_int_equal(gp_parse_spec(NULL, NULL, &kind, &index),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gp_parse_spec(NULL, "cpu", NULL, &index), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gp_parse_spec(NULL, "cpu", &kind, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
 }
 
 static void test_bad_arguments(void **state)
@@ -664,6 +958,10 @@ int main(void)
         cmocka_unit_test(test_nothing_fits),
         cmocka_unit_test(test_all_hidden),
         cmocka_unit_test(test_many_devices_bounded),
+        cmocka_unit_test(test_cpu_fallback_by_cpu_memory),
+        cmocka_unit_test(test_candidate_query_fails),
+        cmocka_unit_test(test_messages_exact),
+        cmocka_unit_test(test_skipped_list_cut),
         cmocka_unit_test(test_env_override),
         cmocka_unit_test(test_malformed_specs),
         cmocka_unit_test(test_parse_valid),

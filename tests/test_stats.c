@@ -26,6 +26,19 @@ static void test_odd_count(void **state)
         assert_true(v[i - 1] <= v[i]);
 }
 
+/* The extreme may be at any place, the first and the last included. */
+static void test_extremes_anywhere(void **state)
+{
+    (void)state;
+    for (int at = 0; at < 6; at++) {
+        double v[6] = {4, 5, 6, 7, 8, 9};
+        v[at] = -1;
+        assert_true(gp_stats_min(v, 6) == -1);
+        v[at] = 100;
+        assert_true(gp_stats_max(v, 6) == 100);
+    }
+}
+
 static void test_even_count(void **state)
 {
     (void)state;
@@ -68,12 +81,16 @@ static void test_stddev_known(void **state)
     assert_true(fabs(gp_stats_stddev(w, 3) - 1.0) < 1e-9);
     double c[] = {3, 3, 3};
     assert_true(gp_stats_stddev(c, 3) == 0.0);
+    /* Two samples: the smallest count with a spread. */
+    double two[] = {1, 3};
+    assert_true(fabs(gp_stats_stddev(two, 2) - sqrt(2.0)) < 1e-15);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_odd_count),
+        cmocka_unit_test(test_extremes_anywhere),
         cmocka_unit_test(test_even_count),
         cmocka_unit_test(test_one_sample),
         cmocka_unit_test(test_empty),

@@ -211,6 +211,8 @@ static gpuprobe_status do_create(env *e)
             fail_msg("context_create failed but did not set *out to NULL");
         return st;
     }
+    if (c == NULL)
+        fail_msg("context_create returned OK without a context");
     e->ctx = c;
     return st;
 }
@@ -312,6 +314,8 @@ static gpuprobe_status do_options(env *e)
             fail_msg("options_create failed but did not set *out to NULL");
         return st;
     }
+    if (o == NULL)
+        fail_msg("matmul_options_create returned OK without an object");
     e->opts = o;
     return st;
 }

@@ -1,0 +1,43 @@
+# Fake libraries for tests/test_loader.c: shared objects named like the
+# CUDA runtime, the CUDA driver and OpenBLAS that load but lack one of the
+# functions libgpuprobe needs (tests/fakelib/fakelib.c). Each lands in its
+# own directory under <build>/tests/fakelib/; the test finds them through
+# GP_FAKELIB_DIR, and points GPUPROBE_CUDA_LIBDIR or the gp_test_dlopen
+# seam at them.
+
+set(GP_FAKELIB_DIR ${CMAKE_CURRENT_BINARY_DIR}/fakelib)
+
+# gp_fakelib(<dir> <file name> <FAKE_x> [function to leave out]...)
+function(gp_fakelib dir file kind)
+  set(target fakelib_${dir})
+  string(REPLACE "-" "_" target "${target}")
+  add_library(${target} SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fakelib/fakelib.c)
+  set_target_properties(${target} PROPERTIES
+    PREFIX "" SUFFIX "" OUTPUT_NAME "${file}"
+    LIBRARY_OUTPUT_DIRECTORY ${GP_FAKELIB_DIR}/${dir}
+    C_VISIBILITY_PRESET default)
+  target_compile_definitions(${target} PRIVATE ${kind})
+  foreach(fn ${ARGN})
+    target_compile_definitions(${target} PRIVATE ${fn}=${fn}_absent)
+  endforeach()
+  if(TARGET test_loader)
+    add_dependencies(test_loader ${target})
+  endif()
+endfunction()
+
+gp_fakelib(cudart libcudart.so.12 FAKE_CUDART)
+gp_fakelib(cudart-no-memgetinfo libcudart.so.12 FAKE_CUDART cudaMemGetInfo)
+gp_fakelib(cuda libcuda.so.1 FAKE_CUDA)
+gp_fakelib(cuda-no-memgetinfo libcuda.so.1 FAKE_CUDA cuMemGetInfo_v2)
+gp_fakelib(cuda-old-uuid libcuda.so.1 FAKE_CUDA cuDeviceGetUuid_v2)
+gp_fakelib(cuda-no-uuid libcuda.so.1 FAKE_CUDA cuDeviceGetUuid_v2 cuDeviceGetUuid)
+foreach(fn cblas_sgemm cblas_dgemm openblas_get_num_threads openblas_set_num_threads
+           openblas_get_corename openblas_get_config)
+  gp_fakelib(openblas-no-${fn} libopenblas.so.0 FAKE_OPENBLAS ${fn})
+endforeach()
+
+gp_fakelib(openblas-noop libopenblas.so.0 FAKE_OPENBLAS_NOOP)
+
+if(TARGET test_loader)
+  target_compile_definitions(test_loader PRIVATE GP_FAKELIB_DIR="${GP_FAKELIB_DIR}")
+endif()

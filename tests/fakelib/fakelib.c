@@ -1,0 +1,90 @@
+/*
+ * fakelib.c - shared libraries that load but are not the library they are
+ * named after, for tests/test_loader.c (built by tests/fakelib.cmake).
+ *
+ * FAKE_OPENBLAS_NOOP builds an OpenBLAS whose gemm calls return without
+ * computing anything: the negative control of the timed matmul, whose
+ * verification must catch it.
+ *
+ * One build per library, chosen with FAKE_CUDART (libcudart.so.N),
+ * FAKE_CUDA (libcuda.so.1) or FAKE_OPENBLAS (libopenblas.so.0), defines
+ * every function libgpuprobe looks up as a stub that fails. A build that
+ * must lack a function renames it on the command line
+ * (-Dname=name_absent): the library still loads, but dlsym() cannot find
+ * that name. Only cudaRuntimeGetVersion gives an answer (12.4); the
+ * driver's stubs fail, so a loader that accepts the library goes on to
+ * report a cuInit failure.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+
+#define FAKE_FAIL 999
+
+#if defined(FAKE_OPENBLAS_NOOP)
+/* The signatures of cblas.h, whose enums are ints. */
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc);
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc)
+{
+    (void)order, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
+    (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+}
+void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta,
+                 double *c, int ldc);
+void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
+                 const double *a, int lda, const double *b, int ldb, double beta,
+                 double *c, int ldc)
+{
+    (void)order, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
+    (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+}
+static int threads = 1;
+int openblas_get_num_threads(void);
+int openblas_get_num_threads(void) { return threads; }
+void openblas_set_num_threads(int n);
+void openblas_set_num_threads(int n) { threads = n; }
+char *openblas_get_corename(void);
+char *openblas_get_corename(void) { return (char *)"Noop"; }
+char *openblas_get_config(void);
+char *openblas_get_config(void) { return (char *)"OpenBLAS 0.0.0 FAKE"; }
+#define STUBS
+#elif defined(FAKE_CUDART)
+int cudaRuntimeGetVersion(int *version);
+int cudaRuntimeGetVersion(int *version)
+{
+    *version = 12040;
+    return 0;
+}
+#define STUBS                                                                 \
+    X(cudaDriverGetVersion) X(cudaGetDeviceCount) X(cudaGetErrorName)         \
+    X(cudaGetErrorString) X(cudaGetLastError) X(cudaDeviceGetAttribute)       \
+    X(cudaDeviceGetPCIBusId) X(cudaMemGetInfo) X(cudaMalloc) X(cudaFree)      \
+    X(cudaMallocHost) X(cudaFreeHost) X(cudaMemcpyAsync) X(cudaMemsetAsync)   \
+    X(cudaStreamCreateWithFlags) X(cudaStreamDestroy)                         \
+    X(cudaStreamSynchronize) X(cudaEventCreate) X(cudaEventRecord)            \
+    X(cudaEventSynchronize) X(cudaEventElapsedTime) X(cudaEventDestroy)
+#elif defined(FAKE_CUDA)
+#define STUBS                                                                 \
+    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet)        \
+    X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceGetUuid_v2)               \
+    X(cuDeviceTotalMem_v2) X(cuDeviceGetAttribute)                            \
+    X(cuDevicePrimaryCtxGetState) X(cuGetErrorName)                           \
+    X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)               \
+    X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2)
+#elif defined(FAKE_OPENBLAS)
+#define STUBS                                                                 \
+    X(cblas_sgemm) X(cblas_dgemm) X(openblas_get_num_threads)                 \
+    X(openblas_set_num_threads) X(openblas_get_corename)                      \
+    X(openblas_get_config)
+#else
+#error "define FAKE_CUDART, FAKE_CUDA, FAKE_OPENBLAS or FAKE_OPENBLAS_NOOP"
+#endif
+
+#define X(name)                                                               \
+    int name(void);                                                           \
+    int name(void) { return FAKE_FAIL; }
+STUBS
