@@ -440,6 +440,18 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
     --no-out "tflops" --out "\"gpuprobe.io/cpu.fp32.gflops\": \"[0-9]+\""
     --err "^gpuprobe-nfd: cuda:0: fp32 matmul: result failed verification: "
     -- --bench --size 48 --output - --json)
+  # The fit counts the CUDA context's cost off the total, whatever free
+  # memory says: as measured through NVML (2 GiB here: (150754820096 B -
+  # 2 GiB) / 2 bytes = 74.3e9 parameters), or 512 MiB where NVML cannot
+  # measure it (a 16.1e9-byte board: 7.78e9, where nothing subtracted
+  # would give 8.05e9).
+  simcuda_nfd(fit_context_cost "context_bytes=2GiB;${SIMCUDA_ONE_H200};free=100GiB" ARGS --bench-only --size 32
+    CHECK --has ${p}/gpu.fit.fp16.weights.billions=74 --has ${p}/gpu.fit.fp16.inference.billions=61)
+  simcuda_nfd(fit_context_unmeasured
+    "context_bytes=2GiB;fail=nvmlDeviceGetMemoryInfo:1+;[gpu];preset=L4;total=16100000000"
+    ARGS --bench-only --size 32
+    CHECK --has ${p}/gpu.fit.fp16.weights.billions=7 --has ${p}/gpu.fit.fp16.inference.billions=6)
+
   # MIG: an H200 split in two instances. CUDA enumerates one instance per
   # process: the first, or the one CUDA_VISIBLE_DEVICES names; the labels
   # describe that instance (its name, memory, the parent's compute

@@ -133,19 +133,24 @@ static void measure(gather *g, const nfd_options *opt, size_t device, gpuprobe_d
 }
 
 /* The largest fp16/bf16 model for one GPU of this product: its total
- * memory less the CUDA context reserve (measured where NVML can, else the
- * library's default), so that the figure does not move with the load. */
+ * memory less the CUDA context's cost (measured through NVML, else the
+ * library's default reserve), so that the figure does not move with the
+ * load. Not gpuprobe_device_capacity(): it reserves nothing where this
+ * process holds a context (its free figure excludes the context already),
+ * and the context's cost must come off the total all the same. */
 static void fit(gather *g, size_t device)
 {
     const char *spec = spec_of(g, device);
-    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-    gpuprobe_status st = gpuprobe_device_capacity(g->ctx, device, GPUPROBE_DTYPE_FP16,
-                                                  GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap);
+    gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+    gpuprobe_status st = gpuprobe_device_memory(g->ctx, device, &m, 0);
     if (st != GPUPROBE_OK) {
         failed(g, st, "%s: memory", spec);
         return;
     }
-    uint64_t bytes = cap.total_bytes > cap.reserve_bytes ? cap.total_bytes - cap.reserve_bytes : 0;
+    uint64_t cost = (m.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED) && m.context_bytes
+                        ? m.context_bytes
+                        : GPUPROBE_DEFAULT_CONTEXT_RESERVE;
+    uint64_t bytes = m.total_bytes > cost ? m.total_bytes - cost : 0;
     nfd_facts *f = g->f;
     f->have_fit = gpuprobe_capacity_params(bytes, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS,
                                            &f->fit_weights) == GPUPROBE_OK &&
