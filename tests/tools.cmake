@@ -355,6 +355,11 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
     --has ${p}/cuda.devices=8 --has ${p}/gpu.product=NVIDIA-H200 --has ${p}/gpu.count=4
     --has ${p}/gpu.models=3 --has ${p}/gpu.memory=143360 --has ${p}/gpu.compute.major=9
     --has ${p}/gpu.compute.minor=0 --count 15)
+  # --bench there: the fit is that of the smallest H200 (140 GiB less the
+  # 500 MiB context: 74.9e9 parameters), like gpu.memory, so that a model
+  # that fits fits each of them; the first H200 alone would say 75.
+  simcuda_nfd(eight_mixed_bench "${SIMCUDA_EIGHT}" ARGS --bench-only --size 32
+    CHECK --has ${p}/gpu.fit.fp16.weights.billions=74 --has ${p}/gpu.fit.fp16.inference.billions=62)
   # ... and only the A100s left visible: their product, smallest memory.
   simcuda_nfd(eight_visible_a100 "${SIMCUDA_EIGHT}" ENV CUDA_VISIBLE_DEVICES=7,0,3
     CHECK --has ${p}/cuda.devices=3 --has ${p}/gpu.product=NVIDIA-A100-SXM4-80GB
