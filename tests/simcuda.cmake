@@ -329,3 +329,13 @@ simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty
 simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
   --out "\nGPU: [^\n]*\\(median of 5 runs, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
   --out "\nSpeedup: [0-9.]+x\n$" -- --size 64)
+
+# gpuprobe-nfd's queries (tools/nfd) on a simulated node: which GPUs get a
+# context, memory or work, from the simulation's state and call log. The
+# labels of simulated nodes, whole-command: tools.nfd.labels_sim_* (the end
+# of tests/tools.cmake, which is included after this file).
+if(TARGET gpuprobe_nfd_core)
+  simcuda_scenario(scenario_nfd gpuprobe_nfd_core gpuprobe)
+  add_test(NAME scenario.nfd COMMAND scenario_nfd)
+  simcuda_test_env(scenario.nfd)
+endif()

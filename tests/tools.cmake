@@ -208,18 +208,27 @@ if(TARGET gpuprobe-smi)
         --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1 ${case})
     set_tests_properties(tools.nfd.file_${case} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
   endforeach()
-  # gpuprobe_nfd_labels_test(<name> [ENV K=V...] [RC n] [ARGS arg...] CHECK <nfd_check args>)
+  # gpuprobe_nfd_labels_test(<name> [ENV K=V...] [RC n] [ARGS arg...]
+  #     [SKIP_IF_EXISTS path...] [SKIP_IF_LOADABLE soname...] CHECK <nfd_check args>)
   # runs gpuprobe-nfd --output - ARGS in the environment ENV, expects exit
   # status RC (default 0) and checks the feature file with nfd_check and the
-  # CHECK arguments (--has KEY=ERE, --lacks KEY, --count N). A simulated
-  # CUDA stack (its libraries on LD_LIBRARY_PATH, its fleet in the
-  # environment) makes each fleet a call of this function.
+  # CHECK arguments (--has KEY=ERE, --lacks KEY, --count N); skipped where a
+  # path exists or the loader finds a library (a real NVIDIA driver, when
+  # the case simulates its absence). A simulated CUDA stack (its libraries
+  # on LD_LIBRARY_PATH, its fleet in the environment) makes each fleet a
+  # call of this function (simcuda_nfd() in tests/simcuda.cmake).
   set(GPUPROBE_NFD_FILE_PY ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py)
   function(gpuprobe_nfd_labels_test name)
-    cmake_parse_arguments(L "" "RC" "ENV;ARGS;CHECK" ${ARGN})
+    cmake_parse_arguments(L "" "RC" "ENV;ARGS;CHECK;SKIP_IF_EXISTS;SKIP_IF_LOADABLE" ${ARGN})
     set(env "")
     foreach(e ${L_ENV})
       list(APPEND env --env "${e}")
+    endforeach()
+    foreach(p ${L_SKIP_IF_EXISTS})
+      list(APPEND env --skip-if-exists "${p}")
+    endforeach()
+    foreach(p ${L_SKIP_IF_LOADABLE})
+      list(APPEND env --skip-if-loadable "${p}")
     endforeach()
     if(NOT L_RC)
       set(L_RC 0)
@@ -229,7 +238,7 @@ if(TARGET gpuprobe-smi)
         --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}
         --docs ${PROJECT_SOURCE_DIR}/docs --man ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-nfd.1
         ${env} --rc ${L_RC} labels -- ${L_ARGS} --check-args ${L_CHECK})
-    set_tests_properties(tools.nfd.labels_${name} PROPERTIES TIMEOUT 240)
+    set_tests_properties(tools.nfd.labels_${name} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
   endfunction()
   # Each cause of an unusable CUDA that this machine can produce.
   set(no_gpu_labels --has gpuprobe.io/cuda.usable=false --has gpuprobe.io/cuda.devices=0
@@ -295,4 +304,179 @@ if(TARGET smi)
     --out "cpu +[^\n]*: memory unknown" --err "memory query: .*meminfo unreadable")
   gpuprobe_run_test(example.vram_capacity.memory_failure vram_capacity ${fail_cap} --rc 1
     --err "cpu: capacity: .*meminfo unreadable")
+endif()
+
+# ---- gpuprobe-nfd on simulated nodes ------------------------------------------
+# The labels of nodes the simulated NVIDIA stack makes (tests/simcuda.cmake,
+# included before this file, builds it): no GPU, one, eight of three
+# products, MIG instances, CUDA unusable for each cause a program can reach
+# through the real loader, a hostile product name, --bench on simulated
+# cuBLAS and its negative control. simcuda_nfd(<case> "<fleet>" [NO_DRIVER]
+# <gpuprobe_nfd_labels_test arguments>) is the test
+# tools.nfd.labels_sim_<case>: the scenario environment (the simulated
+# libraries first on the loader's path, NO_DRIVER: without them; no CUDA
+# variable of the caller's) and the fleet (configuration text, ';' between
+# lines). What the queries do to each GPU (contexts, memory, work) is
+# scenario.nfd.
+if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
+  function(simcuda_nfd case fleet)
+    set(args ${ARGN})
+    set(mode "")
+    if("NO_DRIVER" IN_LIST args)
+      list(REMOVE_ITEM args NO_DRIVER)
+      set(mode NO_DRIVER)
+    endif()
+    gpuprobe_nfd_labels_test(sim_${case} ${args})
+    simcuda_test_env(tools.nfd.labels_sim_${case} ${mode})
+    simcuda_test_fleet(tools.nfd.labels_sim_${case} "${fleet}")
+  endfunction()
+  set(p gpuprobe.io)
+  set(num "0|[1-9][0-9]*") # a whole number, as the labels write it
+  set(versions13 --has ${p}/cuda.driver.version=13\\.0 --has ${p}/cuda.driver.major=13
+    --has ${p}/cuda.driver.minor=0 --has ${p}/cuda.runtime.version=13\\.0
+    --has ${p}/cuda.runtime.major=13 --has ${p}/cuda.runtime.minor=0)
+  set(unusable --has ${p}/cuda.usable=false --has ${p}/cuda.devices=0 --lacks ${p}/gpu.product
+    --lacks ${p}/gpu.count --lacks ${p}/gpu.memory --lacks ${p}/gpu.compute.major)
+
+  # No GPU: the driver runs and finds none; both versions are known.
+  simcuda_nfd(no_gpu "" CHECK ${unusable} ${versions13} --has ${p}/cuda.cause=no_device --count 9)
+  # One H200: every label of the default run, memory in MiB (150754820096 B).
+  simcuda_nfd(one_h200 "${SIMCUDA_ONE_H200}" CHECK ${versions13} --has ${p}/cuda.usable=true
+    --has ${p}/cuda.cause=available --has ${p}/cuda.devices=1 --has ${p}/gpu.product=NVIDIA-H200
+    --has ${p}/gpu.count=1 --has ${p}/gpu.models=1 --has ${p}/gpu.memory=143771
+    --has ${p}/gpu.compute.major=9 --has ${p}/gpu.compute.minor=0 --count 15)
+  # Eight GPUs of three products in CUDA order A100 H200 H200 A100 H200 L4
+  # H200 A100: the H200 (4) beats the A100 (3) though an A100 comes first;
+  # gpu.memory is its smallest GPU's (140 GiB).
+  set(a100 "[gpu];preset=A100-80GB")
+  set(h200 "[gpu];preset=H200")
+  set(SIMCUDA_EIGHT "${a100};${h200};${h200};${a100};${h200};[gpu];preset=L4;${h200};total=140GiB;${a100}")
+  simcuda_nfd(eight_mixed "${SIMCUDA_EIGHT}" CHECK ${versions13} --has ${p}/cuda.usable=true
+    --has ${p}/cuda.devices=8 --has ${p}/gpu.product=NVIDIA-H200 --has ${p}/gpu.count=4
+    --has ${p}/gpu.models=3 --has ${p}/gpu.memory=143360 --has ${p}/gpu.compute.major=9
+    --has ${p}/gpu.compute.minor=0 --count 15)
+  # --bench there: the fit is that of the smallest H200 (140 GiB less the
+  # 500 MiB context: 74.9e9 parameters), like gpu.memory, so that a model
+  # that fits fits each of them; the first H200 alone would say 75.
+  simcuda_nfd(eight_mixed_bench "${SIMCUDA_EIGHT}" ARGS --bench-only --size 32
+    CHECK --has ${p}/gpu.fit.fp16.weights.billions=74 --has ${p}/gpu.fit.fp16.inference.billions=62)
+  # ... and only the A100s left visible: their product, smallest memory.
+  simcuda_nfd(eight_visible_a100 "${SIMCUDA_EIGHT}" ENV CUDA_VISIBLE_DEVICES=7,0,3
+    CHECK --has ${p}/cuda.devices=3 --has ${p}/gpu.product=NVIDIA-A100-SXM4-80GB
+    --has ${p}/gpu.count=3 --has ${p}/gpu.models=1 --has ${p}/gpu.memory=81157
+    --has ${p}/gpu.compute.major=8)
+
+  # CUDA unusable, each cause a program can reach through the real loader.
+  # The driver supports CUDA 12.4: with only the CUDA 13 runtime, too old
+  # (both versions known) ...
+  simcuda_nfd(driver_too_old "driver_version=12.4;${SIMCUDA_ONE_H200}"
+    ENV GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13 CHECK ${unusable}
+    --has ${p}/cuda.cause=driver_too_old --has ${p}/cuda.driver.version=12\\.4
+    --has ${p}/cuda.driver.major=12 --has ${p}/cuda.driver.minor=4
+    --has ${p}/cuda.runtime.version=13\\.0 --count 9)
+  # ... as the runtime finds it when the driver's version cannot be read
+  # (no driver version label: nothing made up) ...
+  simcuda_nfd(driver_too_old_runtime "driver_version=12.4;fail=cuDriverGetVersion:1;${SIMCUDA_ONE_H200}"
+    ENV GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13 CHECK ${unusable}
+    --has ${p}/cuda.cause=driver_too_old --lacks ${p}/cuda.driver.version
+    --has ${p}/cuda.runtime.version=13\\.0 --count 6)
+  # ... and usable through the CUDA 12 runtime when there is one.
+  simcuda_nfd(driver12_fallback "driver_version=12.4;${SIMCUDA_ONE_H200}"
+    CHECK --has ${p}/cuda.usable=true --has ${p}/cuda.driver.version=12\\.4
+    --has ${p}/cuda.runtime.version=12\\.8 --has ${p}/cuda.runtime.minor=8
+    --has ${p}/gpu.product=NVIDIA-H200 --count 15)
+  # The kernel driver is not running: cuInit fails, NVML cannot load, and
+  # /proc/driver/nvidia is missing (so not on a machine whose driver runs).
+  simcuda_nfd(no_kernel_driver
+    "cuinit_error=CUDA_ERROR_UNKNOWN;nvml_init_error=NVML_ERROR_DRIVER_NOT_LOADED;${SIMCUDA_ONE_H200}"
+    SKIP_IF_EXISTS /proc/driver/nvidia/version /dev/dxg
+    CHECK ${unusable} ${versions13} --has ${p}/cuda.cause=no_kernel_driver --count 9)
+  # No driver library: the runtime loads, libcuda.so.1 does not.
+  simcuda_nfd(no_driver "" NO_DRIVER ENV GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13
+    SKIP_IF_LOADABLE libcuda.so.1
+    CHECK ${unusable} --has ${p}/cuda.cause=no_driver --lacks ${p}/cuda.driver.version
+    --has ${p}/cuda.runtime.version=13\\.0 --count 6)
+  # CUDA_VISIBLE_DEVICES hiding every GPU: empty, or a list whose first
+  # entry names none (CUDA stops there).
+  simcuda_nfd(hidden "${SIMCUDA_TWO}" ENV CUDA_VISIBLE_DEVICES=
+    CHECK ${unusable} ${versions13} --has ${p}/cuda.cause=devices_hidden --count 9)
+  simcuda_nfd(hidden_past_the_gpus "${SIMCUDA_TWO}" ENV CUDA_VISIBLE_DEVICES=5,0
+    CHECK ${unusable} --has ${p}/cuda.cause=devices_hidden --count 9)
+  # (no_permission needs /dev/nvidia* nodes the user may not open: the
+  # kernel side is not simulated, so scenario.causes reaches it through the
+  # sysroot test seam.)
+
+  # A product name with hostile bytes (a quote, ESC and a colour sequence,
+  # a control byte, a newline, 0xff, a backslash), and one of 96 bytes with
+  # blanks, a slash and non-ASCII characters: a valid label value, never
+  # empty, cut with a hash when long.
+  simcuda_nfd(hostile_name "[gpu];preset=H200;name=${GPUPROBE_HOSTILE}"
+    CHECK --has ${p}/gpu.product=q-31mRED-NL-z --count 15)
+  simcuda_nfd(long_name
+    "[gpu];preset=H200;name=NVIDIA H200 141GB HBM3e / SXM5 \\xe2\\x84\\xa2 \\xe4\\xb8\\xad\\xe6\\x96\\x87 edition with a very long marketing name"
+    CHECK --has "${p}/gpu.product=NVIDIA-H200-141GB-HBM3e-SXM5-edition-with-a-very-long-[0-9a-f]{8}")
+
+  # --bench on simulated cuBLAS: the figures are the simulation's time
+  # model (their syntax is checked, not their size); the fit is the
+  # configured memory: (150754820096 B less the 500 MiB context) / 2 bytes.
+  set(rates --has ${p}/gpu.fp32.tflops=${num} --has ${p}/gpu.tf32.tflops=${num}
+    --has ${p}/gpu.fp16.tflops=${num} --has ${p}/gpu.bf16.tflops=${num})
+  set(cpu_rates --has ${p}/cpu.fp32.gflops=${num} --has ${p}/cpu.fp64.gflops=${num})
+  simcuda_nfd(bench_h200 "${SIMCUDA_ONE_H200}" ARGS --bench --size 128
+    CHECK ${rates} ${cpu_rates} --has ${p}/gpu.fit.fp16.weights.billions=75
+    --has ${p}/gpu.fit.fp16.inference.billions=62 --has ${p}/gpu.product=NVIDIA-H200 --count 23)
+  # Compute capability 7.5: no bf16 (nor TF32) on a T4, which is no failure.
+  simcuda_nfd(bench_t4 "[gpu];preset=T4" ARGS --bench-only --size 128
+    CHECK --has ${p}/gpu.fp32.tflops=${num} --has ${p}/gpu.fp16.tflops=${num}
+    --lacks ${p}/gpu.bf16.tflops --lacks ${p}/gpu.tf32.tflops ${cpu_rates}
+    --has ${p}/gpu.fit.fp16.weights.billions=7 --count 6)
+  # The negative control: a gemm that reads its operands row-major fails
+  # verification in every precision; no rate is written, the rest is, and
+  # the exit status is 1 (the JSON case, with its errors:
+  # scenario.program.gpuprobe-nfd.bench_wrong_gemm.json).
+  simcuda_nfd(bench_wrong_gemm "gemm_bug=rowmajor;${SIMCUDA_ONE_H200}" RC 1 ARGS --bench --size 64
+    CHECK --lacks ${p}/gpu.fp32.tflops --lacks ${p}/gpu.tf32.tflops --lacks ${p}/gpu.fp16.tflops
+    --lacks ${p}/gpu.bf16.tflops ${cpu_rates} --has ${p}/gpu.fit.fp16.weights.billions=75
+    --has ${p}/gpu.product=NVIDIA-H200 --count 19)
+  simcuda_program(bench_wrong_gemm.json "gemm_bug=drop_last_k;${SIMCUDA_ONE_H200}" gpuprobe-nfd --rc 1
+    --json-eq errors.0.status=\"verify_failed\" --json-eq errors.1.status=\"verify_failed\"
+    --json-eq errors.2.status=\"verify_failed\" --json-eq errors.3.status=\"verify_failed\"
+    --json-has "errors.0.message=cuda:0: fp32 matmul: " --json-has "errors.3.message=cuda:0: bf16 matmul: "
+    --no-out "tflops" --out "\"gpuprobe.io/cpu.fp32.gflops\": \"[0-9]+\""
+    --err "^gpuprobe-nfd: cuda:0: fp32 matmul: result failed verification: "
+    -- --bench --size 48 --output - --json)
+  # The fit counts the CUDA context's cost off the total, whatever free
+  # memory says: as measured through NVML (2 GiB here: (150754820096 B -
+  # 2 GiB) / 2 bytes = 74.3e9 parameters), or 512 MiB where NVML cannot
+  # measure it (a 16.1e9-byte board: 7.78e9, where nothing subtracted
+  # would give 8.05e9).
+  simcuda_nfd(fit_context_cost "context_bytes=2GiB;${SIMCUDA_ONE_H200};free=100GiB" ARGS --bench-only --size 32
+    CHECK --has ${p}/gpu.fit.fp16.weights.billions=74 --has ${p}/gpu.fit.fp16.inference.billions=61)
+  simcuda_nfd(fit_context_unmeasured
+    "context_bytes=2GiB;fail=nvmlDeviceGetMemoryInfo:1+;[gpu];preset=L4;total=16100000000"
+    ARGS --bench-only --size 32
+    CHECK --has ${p}/gpu.fit.fp16.weights.billions=7 --has ${p}/gpu.fit.fp16.inference.billions=6)
+
+  # MIG: an H200 split in two instances. CUDA enumerates one instance per
+  # process: the first, or the one CUDA_VISIBLE_DEVICES names; the labels
+  # describe that instance (its name, memory, the parent's compute
+  # capability). Naming the parent GPU leaves no device.
+  set(mig "[gpu];preset=H200;uuid=GPU-5e1e0000-4200-4000-8000-00000000000b")
+  set(mig1 "MIG-7a1b0000-0000-4000-8000-000000000001")
+  set(mig2 "MIG-7a1b0000-0000-4000-8000-000000000002")
+  set(mig "${mig};[mig];uuid=${mig1};name=NVIDIA H200 MIG 1g.18gb;total=16GiB")
+  set(mig "${mig};[mig];uuid=${mig2};name=NVIDIA H200 MIG 3g.71gb;total=66GiB")
+  simcuda_nfd(mig_first "${mig}" CHECK --has ${p}/cuda.usable=true --has ${p}/cuda.devices=1
+    --has ${p}/gpu.product=NVIDIA-H200-MIG-1g.18gb --has ${p}/gpu.count=1 --has ${p}/gpu.memory=16384
+    --has ${p}/gpu.compute.major=9 --count 15)
+  simcuda_nfd(mig_named "${mig}" ENV CUDA_VISIBLE_DEVICES=${mig2},${mig1}
+    CHECK --has ${p}/cuda.devices=1 --has ${p}/gpu.product=NVIDIA-H200-MIG-3g.71gb
+    --has ${p}/gpu.count=1 --has ${p}/gpu.memory=67584 --count 15)
+  simcuda_nfd(mig_parent_named "${mig}" ENV CUDA_VISIBLE_DEVICES=GPU-5e1e0000-4200-4000-8000-00000000000b
+    CHECK ${unusable} --has ${p}/cuda.cause=no_device)
+  # Beside a whole H200: two products, one GPU each; the tie goes to the
+  # one CUDA numbers first, here the MIG instance.
+  simcuda_nfd(mig_beside_gpu "${mig};${h200}"
+    CHECK --has ${p}/cuda.devices=2 --has ${p}/gpu.product=NVIDIA-H200-MIG-1g.18gb
+    --has ${p}/gpu.count=1 --has ${p}/gpu.models=2 --has ${p}/gpu.memory=16384)
 endif()

@@ -229,6 +229,17 @@ static size_t log_add(const char *func, const sim_tls *t)
     return sim.nlog++;
 }
 
+/* The log's memory goes with the library: a program may unload it (the
+ * CUDA loader closes a runtime it only asked for its version, and without
+ * a driver nothing else keeps this library mapped), which would leave the
+ * buffer unreachable, a leak to LeakSanitizer. */
+__attribute__((destructor)) static void free_log(void)
+{
+    free(sim.log);
+    sim.log = NULL;
+    sim.nlog = sim.caplog = 0;
+}
+
 static const char *code_name(sim_api api, int code)
 {
     const char *s = NULL;

@@ -8,15 +8,20 @@ full disk, a failed flush or rename, a failed query), the old file is left
 as it was and no temporary file is left behind.
 
 usage: nfd_file.py --nfd EXE --check EXE --shim LIB --docs DIR --man PAGE CASE
-       nfd_file.py ... labels [--env K=V]... [--rc N] [-- ARG...] [--check-args ARG...]
+       nfd_file.py ... labels [--env K=V]... [--rc N] [--skip-if-exists PATH]...
+                       [--skip-if-loadable SONAME]... [-- ARG...] [--check-args ARG...]
 
 Cases: see CASES at the end. The case "labels" runs gpuprobe-nfd --output -
 ARG... with the environment given (a simulated CUDA stack, for instance),
 expects exit status N (default 0) and checks the file with nfd_check and
-its --check-args (--has KEY=ERE, --lacks KEY, --count N). Exit status 0
-pass, 1 fail, 77 skipped (the tmpfs case needs root and mount).
+its --check-args (--has KEY=ERE, --lacks KEY, --count N). It is skipped
+where what it simulates is not what this machine has: a PATH that exists
+(/proc/driver/nvidia/version: a real NVIDIA kernel driver), a SONAME the
+dynamic loader finds in this environment (a real libcuda.so.1). Exit
+status 0 pass, 1 fail, 77 skipped (the tmpfs case needs root and mount).
 """
 import argparse
+import ctypes
 import errno
 import json
 import os
@@ -339,6 +344,17 @@ def case_bench_fails(c):
 
 def case_labels(c):
     """gpuprobe-nfd --output - in a given environment, its file checked."""
+    for path in c.a.skip_if_exists:
+        if os.path.exists(path):
+            print("SKIP: %s exists: this machine has what the case simulates the absence of" % path)
+            return SKIP
+    for soname in c.a.skip_if_loadable:
+        try:
+            ctypes.CDLL(soname)
+        except OSError:
+            continue
+        print("SKIP: the dynamic loader finds %s here: the case simulates its absence" % soname)
+        return SKIP
     env = dict(kv.partition("=")[::2] for kv in c.a.env)
     rc, out, err = c.run("--output", "-", *c.a.args, env=env, check_rc=c.a.rc)
     path = os.path.join(c.work, "labels")
@@ -356,6 +372,8 @@ def main():
         ap.add_argument("--" + opt, required=True)
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--rc", type=int, default=0)
+    ap.add_argument("--skip-if-exists", action="append", default=[])
+    ap.add_argument("--skip-if-loadable", action="append", default=[])
     ap.add_argument("case", choices=sorted(CASES))
     argv = sys.argv[1:]
     check_args = []

@@ -41,6 +41,18 @@ size_t nfd_product(const nfd_facts *f, size_t *count, size_t *models)
     return best;
 }
 
+/* The smallest total memory among the GPUs of product p (f->gpus[p] is its
+ * first): a model that fits it fits each of them. 0 when none is known. */
+static uint64_t product_memory(const nfd_facts *f, size_t p)
+{
+    uint64_t mem = 0;
+    for (size_t i = p; i < f->n_gpus; i++)
+        if (same_name(f->gpus[i].name, f->gpus[p].name) && f->gpus[i].total_bytes > 0 &&
+            (mem == 0 || f->gpus[i].total_bytes < mem))
+            mem = f->gpus[i].total_bytes;
+    return mem;
+}
+
 typedef struct gather {
     gpuprobe_context *ctx;
     nfd_facts *f;
@@ -132,20 +144,28 @@ static void measure(gather *g, const nfd_options *opt, size_t device, gpuprobe_d
     gpuprobe_matmul_options_destroy(o);
 }
 
-/* The largest fp16/bf16 model for one GPU of this product: its total
- * memory less the CUDA context reserve (measured where NVML can, else the
- * library's default), so that the figure does not move with the load. */
-static void fit(gather *g, size_t device)
+/* The largest fp16/bf16 model for each GPU of this product: the smallest
+ * one's total memory (`total`; 0: unknown, then the device's) less the
+ * CUDA context's cost, measured on `device`, its first GPU, through NVML
+ * (else the library's default reserve), so that the figure does not move
+ * with the load. Not gpuprobe_device_capacity(): it reserves nothing where
+ * this process holds a context (its free figure excludes the context
+ * already), and the context's cost must come off the total all the same. */
+static void fit(gather *g, size_t device, uint64_t total)
 {
     const char *spec = spec_of(g, device);
-    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-    gpuprobe_status st = gpuprobe_device_capacity(g->ctx, device, GPUPROBE_DTYPE_FP16,
-                                                  GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap);
+    gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+    gpuprobe_status st = gpuprobe_device_memory(g->ctx, device, &m, 0);
     if (st != GPUPROBE_OK) {
         failed(g, st, "%s: memory", spec);
         return;
     }
-    uint64_t bytes = cap.total_bytes > cap.reserve_bytes ? cap.total_bytes - cap.reserve_bytes : 0;
+    uint64_t cost = (m.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED) && m.context_bytes
+                        ? m.context_bytes
+                        : GPUPROBE_DEFAULT_CONTEXT_RESERVE;
+    if (total == 0)
+        total = m.total_bytes;
+    uint64_t bytes = total > cost ? total - cost : 0;
     nfd_facts *f = g->f;
     f->have_fit = gpuprobe_capacity_params(bytes, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS,
                                            &f->fit_weights) == GPUPROBE_OK &&
@@ -192,7 +212,7 @@ gpuprobe_status nfd_gather(gpuprobe_context *ctx, const nfd_options *opt, nfd_fa
         size_t count, models, p = nfd_product(f, &count, &models);
         f->benched = 1;
         if (p != (size_t)-1) {
-            fit(&g, f->gpus[p].device);
+            fit(&g, f->gpus[p].device, product_memory(f, p));
             for (size_t k = 0; k < sizeof gpu_dt / sizeof gpu_dt[0]; k++)
                 measure(&g, opt, f->gpus[p].device, gpu_dt[k], 1, &f->gpu_gflops[gpu_dt[k]]);
         }
@@ -276,13 +296,7 @@ static void probe_labels(builder *b, const nfd_facts *f, size_t p, size_t count,
     }
     add(b, "gpu.count", "%zu", count);
     add(b, "gpu.models", "%zu", models);
-    /* The smallest total among the product's GPUs: a model that fits it
-     * fits each of them. */
-    uint64_t mem = 0;
-    for (size_t i = p; i < f->n_gpus; i++)
-        if (same_name(f->gpus[i].name, g->name) && f->gpus[i].total_bytes > 0 &&
-            (mem == 0 || f->gpus[i].total_bytes < mem))
-            mem = f->gpus[i].total_bytes;
+    uint64_t mem = product_memory(f, p);
     if (mem > 0)
         add(b, "gpu.memory", "%llu", (unsigned long long)(mem >> 20));
     if (g->cc_major >= 0) {

@@ -54,8 +54,9 @@ typedef struct nfd_facts {
     int benched;
     double gpu_gflops[NFD_DTYPES];
     double cpu_gflops[NFD_DTYPES];
-    /* The largest fp16 (and bf16: the same size) model that fits that GPU,
-     * weights only and for inference; have_fit 0 when unknown. */
+    /* The largest fp16 (and bf16: the same size) model that fits each GPU
+     * of that product (the smallest), weights only and for inference;
+     * have_fit 0 when unknown. */
     int have_fit;
     uint64_t fit_weights, fit_inference; /* parameters */
 
