@@ -7,7 +7,7 @@
  * named cause; gpuprobe_device_count() (device 0 is always the CPU, then
  * cuda:0, cuda:1, ...); gpuprobe_device_get_string() / _get_int() for
  * attributes; gpuprobe_device_memory() for total and free memory (on a GPU
- * this creates a CUDA context, as any CUDA program would).
+ * read through NVML, as nvidia-smi reads it, creating no CUDA context).
  *
  * The installed command gpuprobe-smi(1) prints the full table, OpenBLAS
  * details and JSON.

@@ -77,6 +77,12 @@
  *   (`libcuda.so.1`) always comes from the system loader.
  * - `GPUPROBE_DEVICE`: overrides the program's default device spec in
  *   gpuprobe_select() (see there).
+ * - `GPUPROBE_NVML` (since 1.1): a value that turns CUDA off (above) turns
+ *   NVML off instead: `libnvidia-ml.so.1` is never loaded, device memory
+ *   is read through a CUDA context (the 1.0 way, see
+ *   gpuprobe_device_memory()) and the NVML attributes are
+ *   ::GPUPROBE_ERR_UNSUPPORTED. For a driver whose NVML misbehaves, and to
+ *   compare the two ways.
  */
 #ifndef GPUPROBE_H
 #define GPUPROBE_H
@@ -195,8 +201,9 @@ GPUPROBE_API gpuprobe_status gpuprobe_context_create(gpuprobe_context **out,
  * Destroy a context and release everything it owns. NULL is accepted.
  *
  * CUDA: the cuBLAS handles, streams, events and buffers of the context's GPU
- * matmuls are destroyed, and the reference it took on each device's primary
- * context (by memory queries and matmuls) is released; a primary context
+ * matmuls are destroyed, NVML is shut down, and the reference it took on
+ * each device's primary context (by matmuls and by memory queries that
+ * fell back to a context) is released; a primary context
  * that nothing else holds is then destroyed and its device memory freed.
  * One thing outlives the gpuprobe context: once a GPU matmul has run on a
  * device, the CUDA runtime (which cuBLAS is built on) holds a reference of
@@ -204,7 +211,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_context_create(gpuprobe_context **out,
  * context's device memory (typically 300-700 MiB), until the process exits.
  * libgpuprobe does not call cudaDeviceReset() to drop it: that would destroy
  * the context under any other CUDA code in the process. Memory queries
- * alone go through the driver API and leave nothing behind.
+ * create no context when NVML answers; their context fallback goes through
+ * the driver API and leaves nothing behind.
  */
 GPUPROBE_API void gpuprobe_context_destroy(gpuprobe_context *ctx);
 
@@ -245,7 +253,9 @@ typedef enum gpuprobe_cuda_cause {
  * @param detail if not NULL, receives a one-line explanation owned by the
  *               context (versions, the CUDA error name, the device count
  *               hidden), e.g. "libcuda.so.1 not found: no NVIDIA driver is
- *               installed". Never NULL.
+ *               installed". Never NULL. When CUDA devices exist but NVML
+ *               cannot be used (since 1.1), it ends with "; NVML is not
+ *               usable (<why>): GPU memory is read through a CUDA context".
  * @return ::GPUPROBE_OK whatever the cause (an unusable CUDA is an answer,
  *         not an error), ::GPUPROBE_ERR_INVALID_ARGUMENT, or
  *         ::GPUPROBE_ERR_OUT_OF_MEMORY when the host runs out of memory.
@@ -305,13 +315,25 @@ typedef enum gpuprobe_simd {
  * Device attributes, read with gpuprobe_device_get_int() or
  * gpuprobe_device_get_string() according to the type given here. New
  * attributes are added at the end; values never change.
+ *
+ * The attributes from ::GPUPROBE_ATTR_NVML_INDEX on (1.1) come from NVML
+ * (`libnvidia-ml.so.1`, the driver's management library, opened at the
+ * first enumeration that finds a CUDA device) and, for NUMA placement,
+ * from sysfs (`/sys/bus/pci/devices/<bus id>/`); none of them creates a
+ * CUDA context. Those marked "now" are read from NVML at each call; the
+ * others when the devices are enumerated. Each answers
+ * ::GPUPROBE_ERR_UNSUPPORTED, with a message saying why, when the driver
+ * cannot say: NVML missing or turned off (`GPUPROBE_NVML`), a device NVML
+ * does not know, a query this GPU or driver lacks or refuses (e.g.
+ * utilisation in MIG mode, a GPU's figures from inside a container that
+ * holds only one of its MIG instances).
  */
 typedef enum gpuprobe_attr {
     GPUPROBE_ATTR_KIND = 0,            /**< int: ::gpuprobe_device_kind. All devices. */
     GPUPROBE_ATTR_NAME = 1,            /**< string: product name (GPU) or CPU model name. All devices. */
     GPUPROBE_ATTR_SPEC = 2,            /**< string: the device spec that selects it, "cpu" or "cuda:N". All devices. */
     GPUPROBE_ATTR_CUDA_INDEX = 3,      /**< int: CUDA ordinal as this process sees it. CUDA only. */
-    GPUPROBE_ATTR_UUID = 4,            /**< string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints. CUDA only. */
+    GPUPROBE_ATTR_UUID = 4,            /**< string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints; a MIG instance's own "MIG-..." (since 1.1, where NVML or CUDA_VISIBLE_DEVICES tells an instance). CUDA only. */
     GPUPROBE_ATTR_PCI_BUS_ID = 5,      /**< string: "dddd:bb:dd.f". CUDA only. */
     GPUPROBE_ATTR_CC_MAJOR = 6,        /**< int: compute capability, major. CUDA only. */
     GPUPROBE_ATTR_CC_MINOR = 7,        /**< int: compute capability, minor. CUDA only. */
@@ -324,14 +346,34 @@ typedef enum gpuprobe_attr {
     GPUPROBE_ATTR_SIMD = 14,           /**< int: ::gpuprobe_simd. CPU only. */
     GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. The BLAS attributes load OpenBLAS (libopenblas.so.0) on first request; UNSUPPORTED when it cannot be loaded, OUT_OF_MEMORY when its thread pool (a 128 MiB buffer and a stack per thread) would not fit under RLIMIT_AS or RLIMIT_DATA. */
     GPUPROBE_ATTR_BLAS_THREADS = 16,   /**< int: OpenBLAS thread count now. CPU only. */
-    GPUPROBE_ATTR_BLAS_CONFIG = 17     /**< string: OpenBLAS build configuration. CPU only. */
+    GPUPROBE_ATTR_BLAS_CONFIG = 17,    /**< string: OpenBLAS build configuration. CPU only. */
+    /* Since 1.1: placement and health, through NVML and sysfs (see below). CUDA only. */
+    GPUPROBE_ATTR_NVML_INDEX = 18,     /**< int: the GPU's index as nvidia-smi and NVML number GPUs (by PCI bus id), which differs from the CUDA ordinal under the default CUDA_DEVICE_ORDER=FASTEST_FIRST. A MIG instance: its GPU's. */
+    GPUPROBE_ATTR_MIG_MODE = 19,       /**< int: the GPU's current MIG mode, 1 enabled, 0 disabled (a MIG instance: 1). UNSUPPORTED on GPUs without MIG. */
+    GPUPROBE_ATTR_MIG_INSTANCE = 20,   /**< int: 1 when the device is a MIG instance (a slice of a GPU in MIG mode, named in CUDA_VISIBLE_DEVICES by its MIG- UUID), 0 when it is a whole GPU. */
+    GPUPROBE_ATTR_MIG_INDEX = 21,      /**< int: a MIG instance's index among its GPU's instances (nvidia-smi's "MIG dev"). MIG instances only. */
+    GPUPROBE_ATTR_MIG_PARENT_UUID = 22, /**< string: a MIG instance's GPU, "GPU-...". MIG instances only. */
+    GPUPROBE_ATTR_MIG_COUNT = 23,      /**< int: the MIG instances of the GPU (a MIG instance: of its GPU); 0 with MIG disabled. */
+    GPUPROBE_ATTR_GPU_UTILIZATION = 24, /**< int, now: percent of the last sample period in which a kernel ran (NVML's "GPU utilisation"). UNSUPPORTED in MIG mode. */
+    GPUPROBE_ATTR_MEMORY_UTILIZATION = 25, /**< int, now: percent of the last sample period in which device memory was read or written. UNSUPPORTED in MIG mode. */
+    GPUPROBE_ATTR_TEMPERATURE_C = 26,  /**< int, now: GPU temperature in degrees Celsius (a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_POWER_MW = 27,       /**< int, now: power draw in milliwatts (a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_POWER_LIMIT_MW = 28, /**< int: the enforced power limit in milliwatts (a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_COMPUTE_PROCESSES = 29, /**< int, now: processes with a CUDA context on the device (a MIG instance: on the instance), this one included when it holds one. A count only: inside a container's PID namespace the process IDs NVML gives are not the container's. */
+    GPUPROBE_ATTR_NUMA_NODE = 30,      /**< int: the NUMA node the GPU is attached to (sysfs numa_node); UNSUPPORTED when the platform does not say (-1 there). */
+    GPUPROBE_ATTR_LOCAL_CPUS = 31,     /**< string: the CPUs closest to the GPU as a list, e.g. "0-31,64-95" (sysfs local_cpulist). */
+    GPUPROBE_ATTR_PCIE_GEN = 32,       /**< int, now: current PCIe link generation (it drops at idle to save power; a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_PCIE_WIDTH = 33,     /**< int, now: current PCIe link width (lanes). */
+    GPUPROBE_ATTR_PCIE_MAX_GEN = 34,   /**< int: the highest PCIe generation the GPU and the system support together. */
+    GPUPROBE_ATTR_PCIE_MAX_WIDTH = 35  /**< int: the widest PCIe link the GPU and the system support together. */
 } gpuprobe_attr;
 
 /**
  * Number of devices: 1 (the CPU) plus every usable CUDA device. Device 0 is
  * always the CPU; device i + 1 is CUDA ordinal i. The first call enumerates
- * (loading the CUDA runtime and driver, never cuBLAS or OpenBLAS); later
- * calls use the cached list.
+ * (loading the CUDA runtime and driver and, when there are CUDA devices,
+ * NVML, which finds each of them by UUID; never cuBLAS or OpenBLAS, and no
+ * CUDA context is created); later calls use the cached list.
  * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT or
  *         ::GPUPROBE_ERR_OUT_OF_MEMORY.
  */
@@ -368,26 +410,48 @@ GPUPROBE_API gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx,
 
 /** Bits of gpuprobe_memory_info::flags. */
 #define GPUPROBE_MEMORY_CGROUP_LIMITED 0x1u  /**< Host: a cgroup limit lowered total or available. */
-#define GPUPROBE_MEMORY_CREATED_CONTEXT 0x2u /**< CUDA: this query created a CUDA context on the device. */
+#define GPUPROBE_MEMORY_CREATED_CONTEXT 0x2u /**< CUDA: this query created a CUDA context on the device (the context fallback). */
 #define GPUPROBE_MEMORY_CONTEXT_MEASURED 0x4u /**< CUDA: context_bytes was measured (via NVML), not assumed. */
+
+/** Where gpuprobe_memory_info's figures come from (since 1.1). */
+typedef enum gpuprobe_memory_source {
+    GPUPROBE_MEMORY_SOURCE_HOST = 0,        /**< The CPU: /proc/meminfo and the cgroup limits. */
+    GPUPROBE_MEMORY_SOURCE_NVML = 1,        /**< NVML (nvmlDeviceGetMemoryInfo_v2, else the first version): no CUDA context was involved. */
+    GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT = 2 /**< cuMemGetInfo inside the device's primary CUDA context: NVML could not answer (the CUDA detail of gpuprobe_cuda_status() says why when NVML is missing). */
+} gpuprobe_memory_source;
 
 /**
  * A memory snapshot. Size-prefixed: set `size` (use
  * #GPUPROBE_MEMORY_INFO_INIT) so that fields added later are never written
- * past the end of an older caller's struct.
+ * past the end of an older caller's struct. 1.1 appended the fields from
+ * `used_bytes` on; a 1.0 caller's struct ends at `flags` and gets the 1.0
+ * fields only.
  */
 typedef struct gpuprobe_memory_info {
     size_t size;               /**< sizeof(gpuprobe_memory_info), set by the caller. */
-    uint64_t total_bytes;      /**< Host: physical RAM, or the cgroup limit when lower. CUDA: device memory. */
+    uint64_t total_bytes;      /**< Host: physical RAM, or the cgroup limit when lower. CUDA: device memory, as cuDeviceTotalMem counts it (NVML's total less the memory the driver reserves). */
     uint64_t available_bytes;  /**< Host: MemAvailable, capped by the cgroup's remaining room. CUDA: free device memory. */
     uint64_t physical_bytes;   /**< Host: MemTotal. CUDA: same as total_bytes. */
     uint64_t cgroup_limit_bytes; /**< Host: the tightest cgroup memory limit, UINT64_MAX if none. CUDA: UINT64_MAX. */
     uint64_t context_bytes;    /**< CUDA: device memory taken by the CUDA context itself, when measured; else 0. */
     uint32_t flags;            /**< GPUPROBE_MEMORY_* bits. */
+    /* since 1.1 */
+    uint64_t used_bytes;       /**< CUDA: used device memory, every process's (NVML's figure; the context fallback: total - free). Host: total_bytes - available_bytes. */
+    uint64_t reserved_bytes;   /**< CUDA: memory the driver reserves for itself, outside total_bytes (NVML version 2); 0 when the driver does not say. Host: 0. */
+    uint32_t source;           /**< ::gpuprobe_memory_source. */
+    uint32_t context_held;     /**< CUDA: 1 when this process holds the device's primary CUDA context (cuDevicePrimaryCtxGetState, which creates nothing): the free figure then already excludes its cost. Host: 0. */
 } gpuprobe_memory_info;
 
 /** Initialiser for ::gpuprobe_memory_info. */
-#define GPUPROBE_MEMORY_INFO_INIT {sizeof(gpuprobe_memory_info), 0, 0, 0, 0, 0, 0}
+#define GPUPROBE_MEMORY_INFO_INIT                                             \
+    {sizeof(gpuprobe_memory_info), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/**
+ * gpuprobe_device_memory() flag (since 1.1): never create a CUDA context.
+ * When NVML cannot answer for the device, the call fails with
+ * ::GPUPROBE_ERR_UNSUPPORTED instead of falling back to a context.
+ */
+#define GPUPROBE_DEVICE_MEMORY_NO_CONTEXT 0x1u
 
 /**
  * Query the memory of a device.
@@ -398,19 +462,35 @@ typedef struct gpuprobe_memory_info {
  * (RLIMIT_AS, RLIMIT_DATA) are not counted here, but gpuprobe_matmul_run()
  * checks them.
  *
- * For a CUDA device: total and free memory. Knowing free memory needs a CUDA
- * context on the device; if none exists yet, this call creates the device's
- * primary context (tens to hundreds of MiB of device memory, released when
- * the context is destroyed, see gpuprobe_context_destroy()) and sets
- * #GPUPROBE_MEMORY_CREATED_CONTEXT. When
- * NVML is present the context's own cost is measured and reported in
- * `context_bytes` (later queries on the same gpuprobe context report the
- * same measured figure). The query leaves the calling thread's current
- * CUDA device and context as they were. The free figure is read inside the
- * context, so it already excludes the context's own cost: it is what this
- * process can still allocate (gpuprobe_device_capacity() reserves nothing
- * more for it). Free memory is never reported above the total (a driver
- * that says otherwise gets the total).
+ * For a CUDA device (since 1.1): total, free, used and reserved memory from
+ * NVML, which reads the driver's accounting and creates no CUDA context
+ * (`source` is #GPUPROBE_MEMORY_SOURCE_NVML). The device is found in NVML by
+ * its UUID (a MIG instance by its own, so an instance reports its own
+ * memory, never its GPU's), by PCI bus id only for a whole GPU. The free
+ * figure is the device's: every process's contexts and allocations
+ * excluded, this one's too when it holds a context there (`context_held`;
+ * gpuprobe_device_capacity() then reserves nothing more for one).
+ *
+ * The context fallback, only when NVML cannot answer for the device (not
+ * installed, turned off with `GPUPROBE_NVML`, the device unknown to it, its
+ * query failing): free memory is read with cuMemGetInfo inside the
+ * device's primary context, which this creates when none exists (tens to
+ * hundreds of MiB of device memory, released when the gpuprobe context is
+ * destroyed, see gpuprobe_context_destroy()) and then sets
+ * #GPUPROBE_MEMORY_CREATED_CONTEXT; `source` is
+ * #GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT. When NVML is loaded but failed this
+ * once, it measures the context's own cost into `context_bytes` (later
+ * queries on the same gpuprobe context report the same measured figure).
+ * The query leaves the calling thread's current CUDA device and context as
+ * they were. Free memory read so already excludes the context's cost. Pass
+ * #GPUPROBE_DEVICE_MEMORY_NO_CONTEXT to forbid the fallback.
+ *
+ * Free memory is never reported above the total (a driver that says
+ * otherwise gets the total).
+ *
+ * Version 1.0 always read a GPU's free memory through a context (every
+ * query created one); a 1.0 caller now gets NVML's figures in the same
+ * fields, and the flags say no context was created.
  *
  * @param ctx    the context.
  * @param device the device index (see gpuprobe_device_count()).
@@ -418,11 +498,15 @@ typedef struct gpuprobe_memory_info {
  *               `info->size` are not written. A size smaller than the end
  *               of the 1.0 struct's last member (`flags`) is
  *               ::GPUPROBE_ERR_INVALID_ARGUMENT, and nothing is written.
- * @param flags  must be 0.
+ * @param flags  0 or #GPUPROBE_DEVICE_MEMORY_NO_CONTEXT (no effect on the
+ *               CPU); any other bit is ::GPUPROBE_ERR_INVALID_ARGUMENT.
  * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
  *         ::GPUPROBE_ERR_NOT_FOUND for an index out of range;
  *         ::GPUPROBE_ERR_SYSTEM when /proc/meminfo cannot be read or parsed;
  *         ::GPUPROBE_ERR_OUT_OF_MEMORY when the host is out of memory;
+ *         ::GPUPROBE_ERR_UNSUPPORTED when NVML cannot answer and
+ *         #GPUPROBE_DEVICE_MEMORY_NO_CONTEXT forbids the fallback (the
+ *         message says why NVML could not);
  *         ::GPUPROBE_ERR_CUDA_UNAVAILABLE; ::GPUPROBE_ERR_CUDA;
  *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY when the CUDA context cannot
  *         be created for lack of device memory.
@@ -561,13 +645,15 @@ typedef struct gpuprobe_capacity {
  * the CUDA context a program needs there, counted once:
  *
  * - nothing (#GPUPROBE_RESERVE_CONTEXT_HELD) when this process holds a CUDA
- *   context on the device: the free figure already excludes its cost. Asking
- *   a GPU for free memory creates its context (see gpuprobe_device_memory()),
- *   so in this release every GPU answer is of this kind: what this process
- *   can still allocate there.
- * - otherwise (free memory read without a context) the measured context
- *   cost when known (#GPUPROBE_RESERVE_MEASURED), else
+ *   context on the device: the free figure already excludes its cost (what
+ *   this process can still allocate there).
+ * - otherwise (the usual case: memory is read through NVML, without a
+ *   context, see gpuprobe_device_memory()) the measured context cost when
+ *   known (#GPUPROBE_RESERVE_MEASURED), else
  *   #GPUPROBE_DEFAULT_CONTEXT_RESERVE (#GPUPROBE_RESERVE_DEFAULT).
+ *
+ * Neither creates a context when NVML answers; without NVML the memory
+ * query's context fallback applies, and its context is then held.
  *
  * Version 1.0 subtracted a reserve also from free memory read inside the
  * context, so it counted the context twice and predicted 3-7% less than
@@ -972,12 +1058,15 @@ typedef struct gpuprobe_requirements {
     uint64_t fit_params;       /**< The device must fit this many parameters (gpuprobe_device_capacity()); 0: none. */
     int32_t fit_dtype;         /**< ::gpuprobe_dtype for fit_params. */
     int32_t fit_workload;      /**< ::gpuprobe_workload for fit_params. */
+    /* since 1.1 (a 1.0 caller's smaller size means: none of these) */
+    int32_t max_utilization;   /**< A GPU must be busy at most this percent now (0-100, ::GPUPROBE_ATTR_GPU_UTILIZATION); -1 (the initialiser's): none. A GPU whose utilisation cannot be read fails it. Excludes the CPU when >= 0. */
+    int32_t no_other_process;  /**< 1: no other process may have a CUDA context on the GPU now (::GPUPROBE_ATTR_COMPUTE_PROCESSES, less this process's own); 0: none. A GPU whose processes cannot be read fails it. Excludes the CPU when 1. */
 } gpuprobe_requirements;
 
 /** Initialiser for ::gpuprobe_requirements: no requirement. */
 #define GPUPROBE_REQUIREMENTS_INIT                                            \
     {sizeof(gpuprobe_requirements), 0, 0, 0, 0, GPUPROBE_DTYPE_FP16,          \
-     GPUPROBE_WORKLOAD_WEIGHTS}
+     GPUPROBE_WORKLOAD_WEIGHTS, -1, 0}
 
 /** gpuprobe_select() flag: ignore the `GPUPROBE_DEVICE` environment variable. */
 #define GPUPROBE_SELECT_IGNORE_ENV 0x1u
@@ -995,7 +1084,9 @@ typedef struct gpuprobe_requirements {
  * `auto`. Specs longer than 64 bytes are malformed.
  *
  * - `auto`: the usable CUDA device with the most free memory that meets the
- *   requirements (ties: lowest ordinal), else the CPU if it meets them.
+ *   requirements (ties: the lower GPU utilisation, a GPU whose utilisation
+ *   is unknown counting as busiest; then the lowest ordinal), else the CPU
+ *   if it meets them.
  * - `cuda`: as `auto` among CUDA devices only; no fallback to the CPU.
  * - `cuda:N`: exactly that device; an error if it is unusable or fails.
  * - `cpu`: the CPU, if it meets the requirements.
@@ -1005,17 +1096,25 @@ typedef struct gpuprobe_requirements {
  * #GPUPROBE_SELECT_IGNORE_ENV. The variable is read when the context is
  * created; a value of 256 bytes or more is malformed.
  *
- * `auto` and `cuda` read the free memory of every CUDA candidate, which
- * creates its CUDA context (see gpuprobe_device_memory()); the CPU is judged
- * by its available RAM. Requirements are checked in order: compute
- * capability, free memory, then fit (gpuprobe_device_capacity(), which
- * counts the CUDA context once). The arguments (flags,
- * requirements, then the spec) are checked before any device is looked at,
- * so their errors are the same on every machine.
+ * `auto` and `cuda` read the free memory of every CUDA candidate through
+ * NVML, creating no CUDA context and allocating nothing (since 1.1; 1.0
+ * created a context on every candidate): a context is made only when
+ * work runs there (gpuprobe_matmul_run()), or by the memory query's
+ * stated fallback when NVML cannot answer (see gpuprobe_device_memory()).
+ * The CPU is judged by its available RAM. Requirements are checked in
+ * order: compute capability, utilisation, other processes, free memory,
+ * then fit (gpuprobe_device_capacity(), which counts the CUDA context
+ * once). The arguments (flags, requirements, then the spec) are checked
+ * before any device is looked at, so their errors are the same on every
+ * machine.
  *
  * @param ctx     the context.
  * @param spec    the program's default spec; not NULL.
- * @param req     requirements, or NULL for none.
+ * @param req     requirements, or NULL for none. `req->size` must cover
+ *                at least the 1.0 struct (up to `fit_workload`); the 1.1
+ *                fields are read only when it covers them.
+ *                `max_utilization` outside -1..100 or `no_other_process`
+ *                other than 0 or 1 is ::GPUPROBE_ERR_INVALID_ARGUMENT.
  * @param flags   0 or #GPUPROBE_SELECT_IGNORE_ENV.
  * @param device  receives the chosen device index (see gpuprobe_device_count()).
  * @param reason  if not NULL, receives a one-line account of the choice

@@ -235,7 +235,7 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
         return st;
 
     gp_memory mem;
-    st = gp_memory_read(ctx, device, &mem);
+    st = gp_memory_read(ctx, device, 0, &mem);
     if (st != GPUPROBE_OK)
         return st;
 

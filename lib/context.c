@@ -156,6 +156,8 @@ static void read_environment(gpuprobe_context *ctx)
 {
     const char *v = gp_getenv("GPUPROBE_CUDA");
     ctx->env_cuda_off = v && env_means_off(v);
+    v = gp_getenv("GPUPROBE_NVML");
+    ctx->env_nvml_off = v && env_means_off(v);
 
     v = gp_getenv("GPUPROBE_CUDA_LIBDIR");
     if (v && v[0] != '\0') {

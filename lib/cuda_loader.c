@@ -1,6 +1,6 @@
 /*
- * cuda_loader.c - run-time loading of the CUDA runtime, driver, NVML and
- * cuBLAS, and the decision of why CUDA is or is not usable.
+ * cuda_loader.c - run-time loading of the CUDA runtime, driver and cuBLAS
+ * (NVML: nvml.c), and the decision of why CUDA is or is not usable.
  *
  * Nothing here links against a CUDA library: the CUDA headers give types and
  * enum constants, and every function is looked up with dlsym() by the name
@@ -329,8 +329,8 @@ static void set_cause(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
 static int gpus_present(const gpuprobe_context *ctx, gp_cuda *c)
 {
     unsigned n = 0;
-    if (gp_cuda_load_nvml(c) && c->nvml.DeviceGetCount && c->nvml.DeviceGetCount(&n) == 0 &&
-        n <= 4096)
+    if (gp_nvml_load(&c->nvml, ctx->env_nvml_off) && c->nvml.f.DeviceGetCount &&
+        c->nvml.f.DeviceGetCount(&n) == GP_NVML_SUCCESS && n <= 4096)
         return (int)n;
     return kernel_gpu_count(ctx);
 }
@@ -357,14 +357,14 @@ static int visible_selects(gp_cuda *c, const char *vis, int ngpu)
     }
     if (len < 4 || strncasecmp(vis, "GPU-", 4) != 0)
         return strncasecmp(vis, "MIG-", 4) == 0 ? -1 : 0;
-    if (!c->nvml_ok || !c->nvml.DeviceGetHandleByIndex || !c->nvml.DeviceGetUUID)
+    if (!c->nvml.ok || !c->nvml.f.DeviceGetHandleByIndex || !c->nvml.f.DeviceGetUUID)
         return -1;
     int matches = 0;
     for (int i = 0; i < ngpu; i++) {
         void *dev = NULL;
         char uuid[96];
-        if (c->nvml.DeviceGetHandleByIndex((unsigned)i, &dev) != 0 ||
-            c->nvml.DeviceGetUUID(dev, uuid, sizeof uuid) != 0)
+        if (c->nvml.f.DeviceGetHandleByIndex((unsigned)i, &dev) != GP_NVML_SUCCESS ||
+            c->nvml.f.DeviceGetUUID(dev, uuid, sizeof uuid) != GP_NVML_SUCCESS)
             return -1;
         uuid[sizeof uuid - 1] = '\0';
         matches += strlen(uuid) >= len && strncasecmp(uuid, vis, len) == 0;
@@ -572,7 +572,7 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
         /* NVML answering means the kernel driver runs, whatever the
          * files (a container may not show them). */
         const char *absent = kernel_driver_missing(ctx);
-        if (absent && gp_cuda_load_nvml(c))
+        if (absent && gp_nvml_load(&c->nvml, ctx->env_nvml_off))
             absent = NULL;
         char bad[64];
         if (absent) {
@@ -700,42 +700,6 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
     return GPUPROBE_OK;
 }
 
-/* ---- NVML ---------------------------------------------------------------- */
-
-int gp_cuda_load_nvml(gp_cuda *c)
-{
-    if (!c)
-        return 0;
-    if (c->nvml_tried)
-        return c->nvml_ok;
-    c->nvml_tried = 1;
-    void *h = gp_dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return 0;
-    if (SYM(h, "nvmlInit_v2", c->nvml.Init) || SYM(h, "nvmlShutdown", c->nvml.Shutdown) ||
-        SYM(h, "nvmlDeviceGetHandleByPciBusId_v2", c->nvml.DeviceGetHandleByPciBusId) ||
-        SYM(h, "nvmlDeviceGetMemoryInfo", c->nvml.DeviceGetMemoryInfo)) {
-        dlclose(h);
-        memset(&c->nvml, 0, sizeof c->nvml);
-        return 0;
-    }
-    if (SYM(h, "nvmlDeviceGetCount_v2", c->nvml.DeviceGetCount))
-        c->nvml.DeviceGetCount = NULL;
-    if (SYM(h, "nvmlDeviceGetHandleByIndex_v2", c->nvml.DeviceGetHandleByIndex))
-        c->nvml.DeviceGetHandleByIndex = NULL;
-    if (SYM(h, "nvmlDeviceGetUUID", c->nvml.DeviceGetUUID))
-        c->nvml.DeviceGetUUID = NULL;
-    /* NVML_SUCCESS is 0 (nvml.h; the header is not part of every toolkit). */
-    if (c->nvml.Init() != 0) {
-        dlclose(h);
-        memset(&c->nvml, 0, sizeof c->nvml);
-        return 0;
-    }
-    c->nvml_lib = h;
-    c->nvml_ok = 1;
-    return 1;
-}
-
 void gp_cuda_unload(gp_cuda *cuda)
 {
     if (!cuda)
@@ -746,11 +710,7 @@ void gp_cuda_unload(gp_cuda *cuda)
         if (cuda->drvctx.PrimaryCtxRelease)
             (void)cuda->drvctx.PrimaryCtxRelease(cuda->retained[i]);
     free(cuda->retained);
-    if (cuda->nvml_lib) {
-        if (cuda->nvml_ok && cuda->nvml.Shutdown)
-            (void)cuda->nvml.Shutdown();
-        dlclose(cuda->nvml_lib);
-    }
+    gp_nvml_unload(&cuda->nvml);
     /* Initialised CUDA libraries run their own threads and exit handlers:
      * they stay mapped (the loader keeps them until the process exits). Only
      * libraries that were merely opened are closed. */
@@ -792,15 +752,24 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
                    "cannot load cuBLAS: libgpuprobe was built without CUDA support");
 }
 
-int gp_cuda_load_nvml(gp_cuda *cuda)
-{
-    (void)cuda;
-    return 0;
-}
-
 void gp_cuda_unload(gp_cuda *cuda) { free(cuda); }
 
 #endif
+
+gp_nvml *gp_cuda_nvml(gpuprobe_context *ctx, const char **why)
+{
+    if (!ctx->cuda) {
+        if (why)
+            *why = "CUDA is not loaded";
+        return NULL;
+    }
+    gp_nvml *n = &ctx->cuda->nvml;
+    if (gp_nvml_load(n, ctx->env_nvml_off))
+        return n;
+    if (why)
+        *why = n->why;
+    return NULL;
+}
 
 #ifdef GPUPROBE_HAVE_CUDA
 gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
@@ -816,6 +785,20 @@ gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
     return gp_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
                                                       : GPUPROBE_ERR_CUDA,
                    "%s on %s (%s) failed with %s", call, dev->spec, qname, qen);
+}
+#endif
+
+#ifdef GPUPROBE_HAVE_CUDA
+/* NVML's used-memory figure of a device; 0 on success. */
+static int nvml_used(gpuprobe_context *ctx, const gp_device *dev, uint64_t *used)
+{
+    gp_nvml *n = dev->nvml ? gp_cuda_nvml(ctx, NULL) : NULL;
+    gp_nvml_mem m;
+    const char *call = NULL;
+    if (!n || gp_nvml_memory(n, dev->nvml, &m, &call) != GP_NVML_SUCCESS)
+        return -1;
+    *used = m.used;
+    return 0;
 }
 #endif
 
@@ -843,6 +826,16 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
         c->retained = grown;
         c->retained_cap = cap;
     }
+    /* The retain that creates the primary context (nobody in the process
+     * holds it yet) is where its cost shows: measured through NVML, used
+     * memory before and after, and kept with the device for capacity
+     * estimates, whichever call (a memory query, a matmul) creates it. */
+    unsigned pflags = 0;
+    int active = 1;
+    uint64_t before = 0;
+    int measure = c->drv.DevicePrimaryCtxGetState &&
+                  c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active) == CUDA_SUCCESS &&
+                  !active && nvml_used(ctx, dev, &before) == 0;
     CUcontext pctx = NULL;
     r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
     if (r != CUDA_SUCCESS)
@@ -851,6 +844,10 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
         (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device */
     else
         c->retained[c->nretained++] = cudev;
+    uint64_t after = 0;
+    size_t idx = (size_t)(dev - ctx->devices);
+    if (measure && idx < ctx->ndevices && nvml_used(ctx, dev, &after) == 0 && after > before)
+        ctx->devices[idx].context_bytes = after - before;
     r = c->drvctx.CtxPushCurrent(pctx);
     if (r != CUDA_SUCCESS)
         return gp_cuda_drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);

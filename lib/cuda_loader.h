@@ -11,6 +11,7 @@
 #define GPUPROBE_CUDA_LOADER_H
 
 #include "internal.h"
+#include "nvml.h"
 
 #ifdef GPUPROBE_HAVE_CUDA
 #include <cuda.h>
@@ -23,7 +24,6 @@
 typedef struct gp_cuda {
     void *rt_lib;      /* libcudart.so.N */
     void *drv_lib;     /* libcuda.so.1 */
-    void *nvml_lib;    /* libnvidia-ml.so.1, optional */
     void *blas_lib;    /* libcublas.so.N, loaded by gp_cuda_load_cublas() */
     int rt_major;      /* N of the libcudart.so.N that was loaded */
     char rt_name[GP_PATH_LEN + 32]; /* what was passed to dlopen for it */
@@ -33,21 +33,9 @@ typedef struct gp_cuda {
     int rt_initialized;
     int drv_initialized;
     int blas_initialized;   /* set by the matmul code after cublasCreate */
-    /* NVML (optional): loaded on the first memory query that creates a
-     * context, to measure what the context costs. */
-    int nvml_tried;         /* 1 once loading was attempted */
-    int nvml_ok;            /* 1 when nvmlInit succeeded */
-    struct {
-        int (*Init)(void);                                  /* nvmlInit_v2 */
-        int (*Shutdown)(void);                              /* nvmlShutdown */
-        int (*DeviceGetHandleByPciBusId)(const char *, void **); /* ..._v2 */
-        int (*DeviceGetMemoryInfo)(void *, void *);         /* nvmlMemory_t * */
-        /* Optional (NULL when missing): every GPU, whatever
-         * CUDA_VISIBLE_DEVICES says, to tell whether it hides any. */
-        int (*DeviceGetCount)(unsigned *);                  /* nvmlDeviceGetCount_v2 */
-        int (*DeviceGetHandleByIndex)(unsigned, void **);   /* ..._v2 */
-        int (*DeviceGetUUID)(void *, char *, unsigned);
-    } nvml;
+    /* NVML (optional, lib/nvml.h): loaded once enumeration has found
+     * CUDA devices, and by the cause decision; shut down at unload. */
+    gp_nvml nvml;
 
 #ifdef GPUPROBE_HAVE_CUDA
     struct {
@@ -136,8 +124,10 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx);
 /* Close every library and free the state. NULL is accepted. */
 void gp_cuda_unload(gp_cuda *cuda);
 
-/* Load NVML once (never required): 1 when usable. */
-int gp_cuda_load_nvml(gp_cuda *cuda);
+/* NVML for this context's CUDA devices: loaded once (never required, and
+ * never with GPUPROBE_NVML off); NULL when not usable, and then *why (if
+ * not NULL) says why. NULL also without a loaded CUDA. */
+gp_nvml *gp_cuda_nvml(gpuprobe_context *ctx, const char **why);
 /* "12.4" from 12040; "unknown" for 0 or less. */
 void gp_cuda_version_string(int version, char *buf, size_t size);
 

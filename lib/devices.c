@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -206,6 +207,72 @@ static void fake_device(gp_device *d, const gp_fake_cuda_device *f, int i)
                 (unsigned)i);
     gp_snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "0000:%02x:00.0",
                 (unsigned)(i + 1) & 0xffu);
+    d->nvml_index = d->mig_index = d->mig_mode = d->mig_count = -1;
+    d->mig = 0; /* whole GPUs */
+    gp_strlcpy(d->nvml_why, "a simulated device of the test seam has no NVML",
+               sizeof d->nvml_why);
+}
+
+/* Does CUDA_VISIBLE_DEVICES name the MIG instance whose UUID is MIG-<hex>
+ * (in full or by a prefix, as CUDA accepts)? Tells an instance without
+ * NVML. */
+static int visible_names_mig(const char *hex)
+{
+    const char *p = gp_getenv("CUDA_VISIBLE_DEVICES");
+    while (p && *p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strcspn(p, ",");
+        size_t n = len;
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n > 4 && strncasecmp(p, "MIG-", 4) == 0 && n - 4 <= strlen(hex) &&
+            strncasecmp(p + 4, hex, n - 4) == 0)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* NVML's view of the CUDA devices list[1..n): each found by its UUID (a
+ * MIG instance's own, which then keeps its "MIG-" prefix). */
+static void nvml_map(gpuprobe_context *ctx, gp_device *list, size_t n)
+{
+    const char *why = NULL;
+    gp_nvml *nv = n > 1 ? gp_cuda_nvml(ctx, &why) : NULL;
+    for (size_t i = 1; i < n; i++) {
+        gp_device *d = &list[i];
+        const char *hex = d->uuid[0] ? d->uuid + 4 : "";
+        d->nvml_index = d->mig_index = d->mig_mode = d->mig_count = -1;
+        d->mig = hex[0] && visible_names_mig(hex) ? 1 : -1;
+        gp_nvml_device nd;
+        if (!nv) {
+            gp_snprintf(d->nvml_why, sizeof d->nvml_why, "NVML is not usable: %s", why);
+        } else if (gp_nvml_find(nv, hex, d->pci_bus_id, &nd, d->nvml_why,
+                                sizeof d->nvml_why)) {
+            d->nvml = nd.h;
+            d->nvml_gpu = nd.gpu;
+            d->nvml_index = nd.index;
+            d->mig = nd.mig;
+            d->mig_index = nd.mig_index;
+            d->mig_mode = nd.mig_mode;
+            d->mig_count = nd.mig_count;
+            if (nd.mig)
+                gp_strlcpy(d->mig_parent_uuid, nd.gpu_uuid, sizeof d->mig_parent_uuid);
+        }
+        if (d->mig == 1 && d->uuid[0]) {
+            memcpy(d->uuid, "MIG-", 4);
+            d->mig_mode = 1;
+        }
+    }
+    if (n > 1 && !nv) {
+        /* Say so with the CUDA answer: memory falls back to contexts. */
+        size_t used = strlen(ctx->cuda_detail);
+        gp_snprintf(ctx->cuda_detail + used, sizeof ctx->cuda_detail - used,
+                    "; NVML is not usable (%s): GPU memory is read through a "
+                    "CUDA context", why);
+        gp_quote_inplace(ctx->cuda_detail);
+    }
 }
 
 #ifdef GPUPROBE_HAVE_CUDA
@@ -350,6 +417,8 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
         n++;
 #endif
     }
+    if (!ctx->fake)
+        nvml_map(ctx, list, n);
     free(ctx->devices);
     ctx->devices = list;
     ctx->ndevices = n;
@@ -414,6 +483,24 @@ static const struct {
     [GPUPROBE_ATTR_BLAS_CORE] = {"BLAS_CORE", A_STRING, S_CPU},
     [GPUPROBE_ATTR_BLAS_THREADS] = {"BLAS_THREADS", A_INT, S_CPU},
     [GPUPROBE_ATTR_BLAS_CONFIG] = {"BLAS_CONFIG", A_STRING, S_CPU},
+    [GPUPROBE_ATTR_NVML_INDEX] = {"NVML_INDEX", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MIG_MODE] = {"MIG_MODE", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MIG_INSTANCE] = {"MIG_INSTANCE", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MIG_INDEX] = {"MIG_INDEX", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MIG_PARENT_UUID] = {"MIG_PARENT_UUID", A_STRING, S_CUDA},
+    [GPUPROBE_ATTR_MIG_COUNT] = {"MIG_COUNT", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_GPU_UTILIZATION] = {"GPU_UTILIZATION", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_MEMORY_UTILIZATION] = {"MEMORY_UTILIZATION", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_TEMPERATURE_C] = {"TEMPERATURE_C", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_POWER_MW] = {"POWER_MW", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_POWER_LIMIT_MW] = {"POWER_LIMIT_MW", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_COMPUTE_PROCESSES] = {"COMPUTE_PROCESSES", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_NUMA_NODE] = {"NUMA_NODE", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_LOCAL_CPUS] = {"LOCAL_CPUS", A_STRING, S_CUDA},
+    [GPUPROBE_ATTR_PCIE_GEN] = {"PCIE_GEN", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_PCIE_WIDTH] = {"PCIE_WIDTH", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_PCIE_MAX_GEN] = {"PCIE_MAX_GEN", A_INT, S_CUDA},
+    [GPUPROBE_ATTR_PCIE_MAX_WIDTH] = {"PCIE_MAX_WIDTH", A_INT, S_CUDA},
 };
 #define N_ATTR (sizeof attr_table / sizeof attr_table[0])
 
@@ -458,6 +545,91 @@ static gpuprobe_status unknown_value(gpuprobe_context *ctx, gpuprobe_attr attr,
                    attr_table[(unsigned)attr].name, device, dev->spec);
 }
 
+/* Not known, and why. */
+static gpuprobe_status unknown_because(gpuprobe_context *ctx, gpuprobe_attr attr,
+                                       size_t device, const gp_device *dev,
+                                       const char *why)
+{
+    return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                   "GPUPROBE_ATTR_%s of device %zu (%s) is not known: %s",
+                   attr_table[(unsigned)attr].name, device, dev->spec, why);
+}
+
+/* An NVML figure read now: of the device itself, or of its GPU (the
+ * physical ones, which a MIG instance shares). */
+static gpuprobe_status nvml_now(gpuprobe_context *ctx, gpuprobe_attr attr, size_t device,
+                                const gp_device *d, int64_t *v)
+{
+    static const struct {
+        gpuprobe_attr attr;
+        gp_nvml_query q;
+        int of_gpu;
+    } map[] = {
+        {GPUPROBE_ATTR_GPU_UTILIZATION, GP_NVML_GPU_UTILIZATION, 0},
+        {GPUPROBE_ATTR_MEMORY_UTILIZATION, GP_NVML_MEMORY_UTILIZATION, 0},
+        {GPUPROBE_ATTR_COMPUTE_PROCESSES, GP_NVML_PROCESSES, 0},
+        {GPUPROBE_ATTR_TEMPERATURE_C, GP_NVML_TEMPERATURE, 1},
+        {GPUPROBE_ATTR_POWER_MW, GP_NVML_POWER, 1},
+        {GPUPROBE_ATTR_POWER_LIMIT_MW, GP_NVML_POWER_LIMIT, 1},
+        {GPUPROBE_ATTR_PCIE_GEN, GP_NVML_PCIE_GEN, 1},
+        {GPUPROBE_ATTR_PCIE_WIDTH, GP_NVML_PCIE_WIDTH, 1},
+        {GPUPROBE_ATTR_PCIE_MAX_GEN, GP_NVML_PCIE_MAX_GEN, 1},
+        {GPUPROBE_ATTR_PCIE_MAX_WIDTH, GP_NVML_PCIE_MAX_WIDTH, 1},
+    };
+    size_t k = 0;
+    while (k < sizeof map / sizeof map[0] && map[k].attr != attr)
+        k++;
+    if (k == sizeof map / sizeof map[0])
+        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL, "attribute %d is no NVML figure", (int)attr);
+    /* Without a handle, nvml_why says why (NVML not usable, the device
+     * unknown to it); with one, NVML is loaded. */
+    gp_nvml *n = d->nvml ? gp_cuda_nvml(ctx, NULL) : NULL;
+    if (!n)
+        return unknown_because(ctx, attr, device, d, d->nvml_why);
+    void *h = map[k].of_gpu ? d->nvml_gpu : d->nvml;
+    char e[256];
+    if (!h)
+        return unknown_because(ctx, attr, device, d, "NVML gives no handle of its GPU");
+    const char *call = NULL;
+    int rc = gp_nvml_query_int(n, h, map[k].q, v, &call);
+    if (rc != GP_NVML_SUCCESS) {
+        gp_nvml_error(n, call, rc, e, sizeof e);
+        return unknown_because(ctx, attr, device, d, e);
+    }
+    return GPUPROBE_OK;
+}
+
+/* "/sys/bus/pci/devices/<bus id in lower case>/<file>" into buf; a bus id
+ * that is not hex digits, ':' and '.' is refused (it becomes a path). */
+static gpuprobe_status pci_sysfs(gpuprobe_context *ctx, gpuprobe_attr attr, size_t device,
+                                 const gp_device *d, const char *file, char *buf,
+                                 size_t size)
+{
+    char path[96], bus[sizeof d->pci_bus_id];
+    size_t i = 0;
+    for (; d->pci_bus_id[i]; i++) {
+        char c = d->pci_bus_id[i];
+        if (!isxdigit((unsigned char)c) && c != ':' && c != '.')
+            return unknown_because(ctx, attr, device, d, "the PCI bus id is not known");
+        bus[i] = (char)tolower((unsigned char)c);
+    }
+    bus[i] = '\0';
+    if (i == 0)
+        return unknown_because(ctx, attr, device, d, "the PCI bus id is not known");
+    gp_snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", bus, file);
+    if (gp_read_file(ctx->sysroot, path, buf, size) != 0) {
+        if (errno == ENOMEM)
+            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+        char e[160];
+        gp_snprintf(e, sizeof e, "cannot read %s: %s", path, strerror(errno));
+        return unknown_because(ctx, attr, device, d, e);
+    }
+    size_t n = strlen(buf);
+    while (n && isspace((unsigned char)buf[n - 1]))
+        buf[--n] = '\0';
+    return GPUPROBE_OK;
+}
+
 gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
                                         gpuprobe_attr attr, int64_t *value)
 {
@@ -492,6 +664,53 @@ gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
         if (st != GPUPROBE_OK)
             return st;
         v = ob->get_num_threads(); /* read now: it is process-wide and can change */
+        break;
+    }
+    case GPUPROBE_ATTR_NVML_INDEX:
+    case GPUPROBE_ATTR_MIG_MODE:
+    case GPUPROBE_ATTR_MIG_INSTANCE:
+    case GPUPROBE_ATTR_MIG_INDEX:
+    case GPUPROBE_ATTR_MIG_COUNT:
+        v = attr == GPUPROBE_ATTR_NVML_INDEX   ? d->nvml_index
+            : attr == GPUPROBE_ATTR_MIG_MODE   ? d->mig_mode
+            : attr == GPUPROBE_ATTR_MIG_INSTANCE ? d->mig
+            : attr == GPUPROBE_ATTR_MIG_INDEX  ? (d->mig == 1 ? d->mig_index : -1)
+                                               : d->mig_count;
+        if (v < 0)
+            return unknown_because(ctx, attr, device, d,
+                                   attr == GPUPROBE_ATTR_MIG_INDEX && d->mig == 0
+                                       ? "the device is a whole GPU, not a MIG instance"
+                                   : d->nvml ? "NVML did not say"
+                                             : d->nvml_why);
+        break;
+    case GPUPROBE_ATTR_GPU_UTILIZATION:
+    case GPUPROBE_ATTR_MEMORY_UTILIZATION:
+    case GPUPROBE_ATTR_TEMPERATURE_C:
+    case GPUPROBE_ATTR_POWER_MW:
+    case GPUPROBE_ATTR_POWER_LIMIT_MW:
+    case GPUPROBE_ATTR_COMPUTE_PROCESSES:
+    case GPUPROBE_ATTR_PCIE_GEN:
+    case GPUPROBE_ATTR_PCIE_WIDTH:
+    case GPUPROBE_ATTR_PCIE_MAX_GEN:
+    case GPUPROBE_ATTR_PCIE_MAX_WIDTH:
+        st = nvml_now(ctx, attr, device, d, &v);
+        if (st != GPUPROBE_OK)
+            return st;
+        break;
+    case GPUPROBE_ATTR_NUMA_NODE: {
+        char buf[32];
+        st = pci_sysfs(ctx, attr, device, d, "numa_node", buf, sizeof buf);
+        if (st != GPUPROBE_OK)
+            return st;
+        char *end = NULL;
+        errno = 0;
+        long node = strtol(buf, &end, 10);
+        if (end == buf || *end || errno || node < -1 || node > 65535)
+            return unknown_because(ctx, attr, device, d, "numa_node holds no node number");
+        if (node < 0)
+            return unknown_because(ctx, attr, device, d,
+                                   "the platform gives the GPU no NUMA node (numa_node is -1)");
+        v = node;
         break;
     }
     default:
@@ -550,6 +769,23 @@ gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t device,
     case GPUPROBE_ATTR_PCI_BUS_ID: s = d->pci_bus_id; break;
     case GPUPROBE_ATTR_BLAS_CORE: s = d->blas_core; break;
     case GPUPROBE_ATTR_BLAS_CONFIG: s = d->blas_config; break;
+    case GPUPROBE_ATTR_MIG_PARENT_UUID:
+        if (d->mig_parent_uuid[0] == '\0')
+            return unknown_because(ctx, attr, device, d,
+                                   d->mig == 0 ? "the device is a whole GPU, not a MIG instance"
+                                   : d->nvml   ? "NVML did not say"
+                                               : d->nvml_why);
+        s = d->mig_parent_uuid;
+        break;
+    case GPUPROBE_ATTR_LOCAL_CPUS: {
+        gp_device *mut = &ctx->devices[device]; /* kept with the device */
+        st = pci_sysfs(ctx, attr, device, d, "local_cpulist", mut->local_cpus,
+                       sizeof mut->local_cpus);
+        if (st != GPUPROBE_OK)
+            return st;
+        s = d->local_cpus;
+        break;
+    }
     default:
         return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
                        "attribute %d has no string getter", (int)attr);

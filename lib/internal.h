@@ -47,6 +47,19 @@ typedef struct gp_device {
     /* CUDA: device memory taken by the CUDA context, measured through NVML
      * by the first memory query that created it; 0 when unmeasured. */
     uint64_t context_bytes;
+    /* CUDA: NVML's view, found by UUID at enumeration (devices.c). nvml is
+     * NULL when NVML does not know the device (not loaded, no match);
+     * nvml_why then says why. -1: unknown. */
+    void *nvml;               /* nvmlDevice_t: the device's own (a MIG instance's) */
+    void *nvml_gpu;           /* its GPU's (the same for a whole GPU); NULL unknown */
+    int nvml_index;           /* the GPU's NVML index */
+    int mig;                  /* 1 a MIG instance, 0 a whole GPU */
+    int mig_index;            /* an instance's index in its GPU */
+    int mig_mode;             /* the GPU's MIG mode: 1 on, 0 off */
+    int mig_count;            /* the GPU's MIG instances */
+    char mig_parent_uuid[64]; /* an instance's GPU; "" unknown */
+    char nvml_why[192];
+    char local_cpus[512];     /* GPUPROBE_ATTR_LOCAL_CPUS, read when asked */
 } gp_device;
 
 /*
@@ -85,6 +98,7 @@ struct gpuprobe_context {
     int env_device_set;
     char env_device[256];         /* truncated copy; longer values flagged */
     int env_device_too_long;
+    int env_nvml_off;             /* GPUPROBE_NVML turns NVML off */
 
     /* test seams */
     const gp_fake_cuda *fake;     /* simulated CUDA devices, or NULL */
@@ -201,31 +215,32 @@ int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
  * (*out, freed by the caller); -1 with errno set on error, EFBIG when it
  * holds more than max bytes. */
 int gp_read_text(const char *sysroot, const char *path, size_t max, char **out);
-/* Device memory for a CUDA device (real or simulated). *created: this call
- * created the device's CUDA context; *held: this process holds a CUDA
- * context on the device now. */
-gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
-                                      uint64_t *total, uint64_t *free_bytes,
-                                      uint64_t *context_bytes, int *created,
-                                      int *held);
-
 /* One device's memory. Every reader inside the library (the public memory
  * query, capacity, selection, plans) goes through gp_memory_read(), so
- * where the figures come from is decided in one place. */
+ * where the figures come from is decided in one place: NVML first, the
+ * device's CUDA context only when NVML cannot answer. */
 typedef struct gp_memory {
     uint64_t total;         /* CPU: RAM, or the cgroup limit when lower; CUDA: device memory */
     uint64_t available;     /* CPU: MemAvailable capped by the cgroup's room; CUDA: free */
     uint64_t physical;      /* CPU: MemTotal; CUDA: total */
     uint64_t cgroup_limit;  /* CPU: tightest cgroup limit, UINT64_MAX if none; CUDA: UINT64_MAX */
     uint64_t context_bytes; /* CUDA: measured cost of a CUDA context here; 0: unmeasured */
+    uint64_t used;          /* CUDA: NVML's used (else total - free); CPU: total - available */
+    uint64_t reserved;      /* CUDA: reserved by the driver (NVML v2); else 0 */
     uint32_t flags;         /* GPUPROBE_MEMORY_* bits */
+    gpuprobe_memory_source source;
     /* CUDA: this process holds a CUDA context on the device, so `available`
      * already excludes its cost and a program in this process needs no
-     * other. Always 1 while free memory is read through a context. */
+     * other. Always 1 after a read through the context fallback. */
     int context_held;
 } gp_memory;
+/* flags: 0 or GPUPROBE_DEVICE_MEMORY_NO_CONTEXT. */
 gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
-                               gp_memory *out);
+                               unsigned flags, gp_memory *out);
+/* Does this process hold the primary CUDA context of dev? Asked with
+ * cuDevicePrimaryCtxGetState, which creates nothing (the test seam: its
+ * mask). 1 yes, 0 no, -1 cannot tell. */
+int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
 
 /* ---- capacity.c ---- */
 /* Bytes per parameter of a dtype, in halves (int4 = 1, fp16 = 4); 0 if unknown. */

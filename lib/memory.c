@@ -1,7 +1,8 @@
 /*
  * memory.c - memory queries: host RAM (cgroup v1/v2 aware) and CUDA device
- * total/free memory, with the cost of the CUDA context when NVML can
- * measure it.
+ * memory, through NVML without a CUDA context, or through the device's
+ * context when NVML cannot answer (and then with the context's cost when
+ * NVML can measure it).
  *
  * Every file is read through the sysroot test seam, and every parser takes
  * arbitrary bytes (they are fuzzed): no read past the NUL, no overflow.
@@ -664,57 +665,72 @@ gpuprobe_status gp_host_fits(gpuprobe_context *ctx, const gp_host_memory *h,
 
 /* ---- CUDA device memory ------------------------------------------------------- */
 
-#ifdef GPUPROBE_HAVE_CUDA
-/* nvmlMemory_t (nvml.h, version 1 of the struct). */
-typedef struct gp_nvml_memory {
-    unsigned long long total, free, used;
-} gp_nvml_memory;
-
-static int nvml_used(gp_cuda *c, const char *pci, uint64_t *used)
+int gp_context_held(gpuprobe_context *ctx, const gp_device *dev)
 {
-    void *dev = NULL;
-    gp_nvml_memory m;
-    if (c->nvml.DeviceGetHandleByPciBusId(pci, &dev) != 0 ||
-        c->nvml.DeviceGetMemoryInfo(dev, &m) != 0)
-        return -1;
-    *used = m.used;
-    return 0;
-}
-#endif
-
-gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *dev,
-                                      uint64_t *total, uint64_t *free_bytes,
-                                      uint64_t *context_bytes, int *created,
-                                      int *held)
-{
-    *created = 0;
-    *held = 0;
-    *context_bytes = 0;
     if (ctx->fake) {
         int i = dev->cuda_index;
-        if (i < 0 || (size_t)i >= ctx->fake->count)
-            return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
-                           "simulated CUDA device %d does not exist", i);
-        const gp_fake_cuda_device *f = &ctx->fake->devices[i];
-        *total = f->total_bytes;
-        *free_bytes = f->free_bytes; /* clamped by the caller, as the driver's */
-        *context_bytes = f->context_bytes;
-        *held = i < 64 && (ctx->fake_context_held >> i & 1);
-        return GPUPROBE_OK;
+        return i >= 0 && i < 64 && (ctx->fake_context_held >> i & 1);
     }
 #ifdef GPUPROBE_HAVE_CUDA
     gp_cuda *c = ctx->cuda;
-    if (!c || !c->rt_lib || !c->drv_lib || ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "%s (%s)",
-                       gpuprobe_cuda_cause_string(ctx->cuda_cause), ctx->cuda_detail);
-    int ord = dev->cuda_index;
+    CUdevice cudev;
+    unsigned pflags = 0;
+    int active = 0;
+    if (!c || !c->drv_lib || c->drv.DeviceGet(&cudev, dev->cuda_index) != CUDA_SUCCESS ||
+        c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active) != CUDA_SUCCESS)
+        return -1;
+    return active != 0;
+#else
+    (void)dev;
+    return -1;
+#endif
+}
+
+/* Through NVML, without a context: 0 with out's figures, else -1 and why. */
+static int nvml_memory(gpuprobe_context *ctx, const gp_device *dev, gp_memory *out,
+                       char *why, size_t why_size)
+{
+    const char *w = NULL;
+    gp_nvml *n = gp_cuda_nvml(ctx, &w);
+    if (!n) {
+        gp_snprintf(why, why_size, "NVML is not usable: %s", w);
+        return -1;
+    }
+    if (!dev->nvml) {
+        gp_snprintf(why, why_size, "NVML does not know %s: %s", dev->spec, dev->nvml_why);
+        return -1;
+    }
+    gp_nvml_mem m;
+    const char *call = NULL;
+    int rc = gp_nvml_memory(n, dev->nvml, &m, &call);
+    if (rc != GP_NVML_SUCCESS) {
+        char e[256];
+        gp_nvml_error(n, call, rc, e, sizeof e);
+        gp_snprintf(why, why_size, "NVML's memory query for %s: %s", dev->spec, e);
+        return -1;
+    }
+    out->total = m.total;
+    out->available = m.free;
+    out->used = m.used;
+    out->reserved = m.reserved;
+    out->source = GPUPROBE_MEMORY_SOURCE_NVML;
+    return 0;
+}
+
+#ifdef GPUPROBE_HAVE_CUDA
+/* NVML's used memory of the device, to measure a context's cost. */
+/* The context fallback: cuMemGetInfo inside the device's primary context,
+ * created when none exists (and then its cost measured when NVML can). */
+static gpuprobe_status context_memory(gpuprobe_context *ctx, const gp_device *dev,
+                                      gp_memory *out)
+{
+    gp_cuda *c = ctx->cuda;
     if (!c->drvctx.PrimaryCtxRetain || !c->drvctx.MemGetInfo)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA,
                        "libcuda.so.1 lacks the context functions needed for a "
                        "memory query (cuDevicePrimaryCtxRetain, cuMemGetInfo_v2)");
     CUdevice cudev;
-    CUresult cr = c->drv.DeviceGet(&cudev, ord);
+    CUresult cr = c->drv.DeviceGet(&cudev, dev->cuda_index);
     if (cr != CUDA_SUCCESS)
         return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", cr);
     unsigned pflags = 0;
@@ -722,11 +738,6 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     cr = c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active);
     if (cr != CUDA_SUCCESS)
         return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxGetState", cr);
-
-    /* Measure the context's cost with NVML when this call creates it. */
-    uint64_t used_before = 0;
-    int measure = !active && dev->pci_bus_id[0] && gp_cuda_load_nvml(c) &&
-                  nvml_used(c, dev->pci_bus_id, &used_before) == 0;
 
     /* Make the device's primary context (the one the runtime uses) current
      * only for this query (gp_cuda_enter/gp_cuda_leave): the calling
@@ -742,31 +753,62 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
         return gp_cuda_drv_fail(ctx, dev, "cuMemGetInfo_v2", cr);
     if (lst != GPUPROBE_OK)
         return lst;
-    *total = t;
-    *free_bytes = f;
-    *created = !active;
+    out->total = t;
+    out->available = f;
+    out->used = f < t ? t - f : 0;
+    out->source = GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT;
+    if (!active)
+        out->flags |= GPUPROBE_MEMORY_CREATED_CONTEXT;
     /* The query ran inside the device's primary context, which this process
      * holds from now on (released when the gpuprobe context is destroyed):
      * the free figure already excludes the context's cost. */
-    *held = 1;
-
-    size_t idx = (size_t)(dev - ctx->devices);
-    gp_device *mut = idx < ctx->ndevices ? &ctx->devices[idx] : NULL;
-    uint64_t used_after = 0;
-    if (measure && nvml_used(c, dev->pci_bus_id, &used_after) == 0 &&
-        used_after > used_before) {
-        *context_bytes = used_after - used_before;
-        if (mut)
-            mut->context_bytes = *context_bytes; /* for capacity estimates */
-    } else if (mut && mut->context_bytes) {
-        *context_bytes = mut->context_bytes;  /* measured by an earlier call */
-    }
+    out->context_held = 1; /* its cost, if this call created it: gp_cuda_enter() */
     return GPUPROBE_OK;
+}
+#endif
+
+/* A CUDA device's memory: NVML first, else (unless flags forbid it) the
+ * context fallback. */
+static gpuprobe_status cuda_memory(gpuprobe_context *ctx, const gp_device *dev,
+                                   unsigned flags, gp_memory *out)
+{
+    if (ctx->fake) {
+        int i = dev->cuda_index;
+        if (i < 0 || (size_t)i >= ctx->fake->count)
+            return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
+                           "simulated CUDA device %d does not exist", i);
+        const gp_fake_cuda_device *f = &ctx->fake->devices[i];
+        out->total = f->total_bytes;
+        out->available = f->free_bytes; /* clamped by the caller, as the driver's */
+        out->used = f->free_bytes < f->total_bytes ? f->total_bytes - f->free_bytes : 0;
+        out->source = GPUPROBE_MEMORY_SOURCE_NVML;
+        out->context_held = gp_context_held(ctx, dev) == 1;
+        return GPUPROBE_OK;
+    }
+#ifdef GPUPROBE_HAVE_CUDA
+    gp_cuda *c = ctx->cuda;
+    if (!c || !c->rt_lib || !c->drv_lib || ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
+                       "%s (%s)",
+                       gpuprobe_cuda_cause_string(ctx->cuda_cause), ctx->cuda_detail);
+    char why[GP_ERR_LEN];
+    if (nvml_memory(ctx, dev, out, why, sizeof why) == 0) {
+        out->context_held = gp_context_held(ctx, dev) == 1;
+        return GPUPROBE_OK;
+    }
+    if (flags & GPUPROBE_DEVICE_MEMORY_NO_CONTEXT) {
+        char name[80];
+        gp_quote(name, sizeof name, dev->name, 64);
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                       "the free memory of %s (%s) cannot be read without a CUDA "
+                       "context (GPUPROBE_DEVICE_MEMORY_NO_CONTEXT): %s",
+                       dev->spec, name, why);
+    }
+    return context_memory(ctx, dev, out);
 #else
     (void)dev;
-    (void)total;
-    (void)free_bytes;
-    (void)held;
+    (void)flags;
+    (void)out;
     return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
                    "libgpuprobe was built without CUDA support");
 #endif
@@ -787,7 +829,7 @@ gpuprobe_status gp_cuda_device_memory(gpuprobe_context *ctx, const gp_device *de
     } while (0)
 
 gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
-                               gp_memory *out)
+                               unsigned flags, gp_memory *out)
 {
     const gp_device *dev = NULL;
     gpuprobe_status st = gp_get_device(ctx, device, &dev);
@@ -804,6 +846,7 @@ gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
         out->available = h.mem_available;
         out->physical = h.mem_total;
         out->cgroup_limit = h.cgroup_limit;
+        out->source = GPUPROBE_MEMORY_SOURCE_HOST;
         if (h.cgroup_limit != UINT64_MAX) {
             uint64_t room = h.cgroup_usage < h.cgroup_limit
                                 ? h.cgroup_limit - h.cgroup_usage : 0;
@@ -816,12 +859,13 @@ gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
                 out->flags |= GPUPROBE_MEMORY_CGROUP_LIMITED;
             }
         }
+        if (out->available > out->total)
+            out->available = out->total;
+        out->used = out->total - out->available;
         return GPUPROBE_OK;
     }
 
-    int created = 0, held = 0;
-    st = gp_cuda_device_memory(ctx, dev, &out->total, &out->available,
-                               &out->context_bytes, &created, &held);
+    st = cuda_memory(ctx, dev, flags, out);
     if (st != GPUPROBE_OK)
         return st;
     /* A driver that reports more free memory than there is gets the total
@@ -830,11 +874,9 @@ gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
         out->available = out->total;
     out->physical = out->total;
     out->cgroup_limit = UINT64_MAX;
-    if (created)
-        out->flags |= GPUPROBE_MEMORY_CREATED_CONTEXT;
+    out->context_bytes = dev->context_bytes;
     if (out->context_bytes)
         out->flags |= GPUPROBE_MEMORY_CONTEXT_MEASURED;
-    out->context_held = held;
     return GPUPROBE_OK;
 }
 
@@ -846,9 +888,10 @@ gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
     if (!info)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_memory: info is NULL");
-    if (flags != 0)
+    if (flags & ~GPUPROBE_DEVICE_MEMORY_NO_CONTEXT)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_device_memory: flags must be 0, got 0x%x", flags);
+                       "gpuprobe_device_memory: flags must be 0 or "
+                       "GPUPROBE_DEVICE_MEMORY_NO_CONTEXT, got 0x%x", flags);
     if (info->size < GP_MEMORY_INFO_MIN_SIZE)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_memory: info->size is %zu, smaller than "
@@ -856,7 +899,7 @@ gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
                        "GPUPROBE_MEMORY_INFO_INIT", info->size,
                        (size_t)GP_MEMORY_INFO_MIN_SIZE);
     gp_memory m;
-    gpuprobe_status st = gp_memory_read(ctx, device, &m);
+    gpuprobe_status st = gp_memory_read(ctx, device, flags, &m);
     if (st != GPUPROBE_OK)
         return st;
     PUT(info, total_bytes, m.total);
@@ -865,5 +908,9 @@ gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
     PUT(info, cgroup_limit_bytes, m.cgroup_limit);
     PUT(info, context_bytes, m.context_bytes);
     PUT(info, flags, m.flags);
+    PUT(info, used_bytes, m.used);
+    PUT(info, reserved_bytes, m.reserved);
+    PUT(info, source, (uint32_t)m.source);
+    PUT(info, context_held, (uint32_t)(m.context_held != 0));
     return gp_ok(ctx);
 }

@@ -434,7 +434,7 @@ gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
     gp_memory mem;
     gpuprobe_plan p;
     if ((st = job_prepare(ctx, model, opts, tp, &j)) != GPUPROBE_OK ||
-        (st = gp_memory_read(ctx, device, &mem)) != GPUPROBE_OK)
+        (st = gp_memory_read(ctx, device, 0, &mem)) != GPUPROBE_OK)
         return st;
     device_overhead(&j, dev, &mem);
     if ((st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
@@ -491,7 +491,7 @@ gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
     size_t *pick = rank + ngpu;
     for (size_t i = 0; i < ngpu && st == GPUPROBE_OK; i++) {
         gp_memory mem;
-        st = gp_memory_read(ctx, i + 1, &mem);
+        st = gp_memory_read(ctx, i + 1, 0, &mem);
         avail[i] = mem.available;
         device_overhead(&j, &ctx->devices[i + 1], &mem);
         over[i] = j.overhead;

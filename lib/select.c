@@ -19,9 +19,10 @@
  *   malformed. Messages quote the offending text through gp_quote().
  *
  * Free memory of every candidate GPU is read through gpuprobe_device_memory()
- * (which serves the test seam's simulated devices too), and "fits N
- * parameters" through gpuprobe_device_capacity(), so selection and capacity
- * always agree.
+ * (NVML, no CUDA context; it serves the test seam's simulated devices too),
+ * utilisation and other processes through the device attributes, and "fits
+ * N parameters" through gpuprobe_device_capacity(), so selection, smi and
+ * capacity always agree.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -244,6 +245,11 @@ static void device_label(char *buf, size_t size, const gp_device *dev)
     (offsetof(gpuprobe_requirements, fit_workload) +                          \
      sizeof(((gpuprobe_requirements *)0)->fit_workload))
 
+/* The 1.1 struct: through no_other_process. */
+#define REQ_V11_SIZE                                                          \
+    (offsetof(gpuprobe_requirements, no_other_process) +                      \
+     sizeof(((gpuprobe_requirements *)0)->no_other_process))
+
 typedef struct req_t {
     uint64_t min_free;
     int cc_major, cc_minor;
@@ -251,6 +257,8 @@ typedef struct req_t {
     gpuprobe_dtype fit_dtype;
     gpuprobe_workload fit_workload;
     uint64_t fit_bytes; /* capacity_bytes(fit_params) */
+    int max_util;       /* -1: none */
+    int no_other;
 } req_t;
 
 static gpuprobe_status read_requirements(gpuprobe_context *ctx,
@@ -258,6 +266,7 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
                                          req_t *r)
 {
     memset(r, 0, sizeof *r);
+    r->max_util = -1;
     if (!in)
         return GPUPROBE_OK;
     if (in->size < REQ_V1_SIZE)
@@ -271,6 +280,19 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
                        "gpuprobe_select: negative minimum compute capability "
                        "%d.%d",
                        (int)in->min_cc_major, (int)in->min_cc_minor);
+    if (in->size >= REQ_V11_SIZE) {
+        if (in->max_utilization < -1 || in->max_utilization > 100)
+            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                           "gpuprobe_select: max_utilization %d is not a percent "
+                           "(0-100) or -1 (none)",
+                           (int)in->max_utilization);
+        if (in->no_other_process != 0 && in->no_other_process != 1)
+            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                           "gpuprobe_select: no_other_process %d is not 0 or 1",
+                           (int)in->no_other_process);
+        r->max_util = in->max_utilization;
+        r->no_other = in->no_other_process;
+    }
     r->min_free = in->min_free_bytes;
     r->cc_major = in->min_cc_major;
     r->cc_minor = in->min_cc_minor;
@@ -347,6 +369,45 @@ static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
                     dev->cc_minor, r->cc_major, r->cc_minor);
         return GPUPROBE_OK;
     }
+    if (cpu && (r->max_util >= 0 || r->no_other)) {
+        gp_snprintf(c->why, sizeof c->why, "not a CUDA device (%s required)",
+                    r->max_util >= 0 ? "a GPU utilisation limit"
+                                     : "a GPU without other processes");
+        return GPUPROBE_OK;
+    }
+    int64_t v = 0;
+    gpuprobe_status qs;
+    if (!cpu && r->max_util >= 0) {
+        qs = gpuprobe_device_get_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v);
+        if (qs != GPUPROBE_OK) {
+            if (is_fatal(qs))
+                return qs;
+            gp_snprintf(c->why, sizeof c->why, "utilisation unknown (%s)", ctx->error);
+            return GPUPROBE_OK;
+        }
+        if (v > r->max_util) {
+            gp_snprintf(c->why, sizeof c->why, "%lld%% busy > %d%% allowed",
+                        (long long)v, r->max_util);
+            return GPUPROBE_OK;
+        }
+    }
+    if (!cpu && r->no_other) {
+        qs = gpuprobe_device_get_int(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, &v);
+        if (qs != GPUPROBE_OK) {
+            if (is_fatal(qs))
+                return qs;
+            gp_snprintf(c->why, sizeof c->why, "processes unknown (%s)", ctx->error);
+            return GPUPROBE_OK;
+        }
+        /* NVML lists this process too when it holds a context there. */
+        if (v > 0 && gp_context_held(ctx, dev) == 1)
+            v--;
+        if (v > 0) {
+            gp_snprintf(c->why, sizeof c->why, "%lld other process%s with a CUDA context",
+                        (long long)v, v == 1 ? "" : "es");
+            return GPUPROBE_OK;
+        }
+    }
 
     char a[32], b[32], n[32], u[32];
     if (need_free || r->min_free > 0) {
@@ -409,6 +470,17 @@ static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
     return GPUPROBE_OK;
 }
 
+/* A GPU's utilisation for breaking a tie: 0-100, or 101 when unknown (it
+ * then counts as the busiest). */
+static int utilization(gpuprobe_context *ctx, size_t idx)
+{
+    int64_t v = 0;
+    if (gpuprobe_device_get_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v) != GPUPROBE_OK ||
+        v < 0 || v > 100)
+        return 101;
+    return (int)v;
+}
+
 /* Finish successfully: write the outputs. */
 static gpuprobe_status chosen(gpuprobe_context *ctx, size_t idx,
                               size_t *device, const char **reason)
@@ -446,7 +518,7 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
     if (st != GPUPROBE_OK)
         return st;
     int has_req = r.min_free > 0 || r.cc_major > 0 || r.cc_minor > 0 ||
-                  r.fit_params > 0;
+                  r.fit_params > 0 || r.max_util >= 0 || r.no_other;
 
     /* The effective spec: GPUPROBE_DEVICE replaces the program's. */
     const char *eff = spec;
@@ -591,6 +663,8 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
     size_t best = 0, nfit = 0;
     uint64_t best_free = 0;
     const gp_device *best_dev = NULL;
+    int best_util = -1;     /* read on a tie only; 101: unknown */
+    char tie[NAME_SHOWN + 128] = "";
     if (cuda_usable) {
         for (size_t i = 0; i < count; i++) {
             const gp_device *d = NULL;
@@ -608,7 +682,27 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
                 continue;
             }
             nfit++;
-            if (!best_dev || c.free_bytes > best_free) {
+            int better = !best_dev || c.free_bytes > best_free;
+            if (!better && c.free_bytes == best_free) {
+                /* A tie on free memory: the less busy GPU. */
+                if (best_util < 0)
+                    best_util = utilization(ctx, best);
+                int u = utilization(ctx, i);
+                if (u < best_util) {
+                    char other[NAME_SHOWN + 48], was[16] = "unknown";
+                    device_label(other, sizeof other, best_dev);
+                    if (best_util <= 100)
+                        gp_snprintf(was, sizeof was, "%d%%", best_util);
+                    gp_snprintf(tie, sizeof tie, "; as much free as %s, less busy (%d%%, not %s)",
+                                other, u, was);
+                    better = 1;
+                    best_util = u;
+                }
+            } else if (better) {
+                best_util = -1;
+                tie[0] = '\0';
+            }
+            if (better) {
                 best = i;
                 best_free = c.free_bytes;
                 best_dev = d;
@@ -631,6 +725,8 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
                    "%s: %s has the most free memory (%s) of %zu CUDA devices%s",
                    head, label, fb, nfit,
                    has_req ? " that meet the requirements" : "");
+        if (tie[0])
+            sb_add(&out, "%s", tie);
         if (fl.len)
             sb_add(&out, "; skipped %s", fails);
         return chosen(ctx, best, device, reason);

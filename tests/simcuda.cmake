@@ -7,6 +7,7 @@
 #                        libcudart.so.12, libcublas.so.13, libcublas.so.12
 #   rt13/, rt12/         only the CUDA 13 (12) runtime and cuBLAS, for
 #                        GPUPROBE_CUDA_LIBDIR; empty/ holds nothing
+#   nonvml/              the driver, the CUDA 13 runtime and cuBLAS: no NVML
 # Scenario tests put lib/ on LD_LIBRARY_PATH (the driver and NVML are found
 # there, and the runtime and cuBLAS too unless GPUPROBE_CUDA_LIBDIR says
 # otherwise), so the simulation is what the library loads, never a CUDA
@@ -61,6 +62,10 @@ add_custom_target(simcuda_layout ALL
   COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcublas.so.13 ${SIMCUDA_DIR}/rt13/libcublas.so.13
   COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcudart.so.12 ${SIMCUDA_DIR}/rt12/libcudart.so.12
   COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcublas.so.12 ${SIMCUDA_DIR}/rt12/libcublas.so.12
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SIMCUDA_DIR}/nonvml
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcuda.so.1 ${SIMCUDA_DIR}/nonvml/libcuda.so.1
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcudart.so.13 ${SIMCUDA_DIR}/nonvml/libcudart.so.13
+  COMMAND ${CMAKE_COMMAND} -E create_symlink ../lib/libcublas.so.13 ${SIMCUDA_DIR}/nonvml/libcublas.so.13
   VERBATIM)
 add_dependencies(simcuda_layout ${SIMCUDA_LIBRARIES})
 
@@ -71,9 +76,11 @@ add_dependencies(simcuda_layout ${SIMCUDA_LIBRARIES})
 # simulated driver off it.
 function(simcuda_test_env test)
   set(env "CMOCKA_MESSAGE_OUTPUT=stdout")
-  set(mod "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_CUDA_LIBDIR=unset:;CUDA_VISIBLE_DEVICES=unset:;CUDA_DEVICE_ORDER=unset:;NVIDIA_TF32_OVERRIDE=unset:;SIMCUDA_FLEET=unset:;SIMCUDA_CONFIG=unset:;SIMCUDA_LOG=unset:")
+  set(mod "GPUPROBE_DEVICE=unset:;GPUPROBE_CUDA=unset:;GPUPROBE_NVML=unset:;GPUPROBE_CUDA_LIBDIR=unset:;CUDA_VISIBLE_DEVICES=unset:;CUDA_DEVICE_ORDER=unset:;NVIDIA_TF32_OVERRIDE=unset:;SIMCUDA_FLEET=unset:;SIMCUDA_CONFIG=unset:;SIMCUDA_LOG=unset:")
   if("${ARGN}" STREQUAL "NO_DRIVER")
     string(APPEND mod ";LD_LIBRARY_PATH=unset:")
+  elseif("${ARGN}" STREQUAL "NO_NVML")
+    string(APPEND env ";LD_LIBRARY_PATH=${SIMCUDA_DIR}/nonvml")
   else()
     string(APPEND env ";LD_LIBRARY_PATH=${SIMCUDA_DIR}/lib")
   endif()
@@ -126,6 +133,13 @@ simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)
 simcuda_test_env(scenario.matmul)
 
+# Probing without touching: NVML's answers, the call log's proof.
+simcuda_scenario(scenario_nvml gpuprobe)
+add_test(NAME scenario.nvml COMMAND scenario_nvml)
+simcuda_test_env(scenario.nvml)
+add_test(NAME scenario.nvml_missing COMMAND scenario_nvml missing)
+simcuda_test_env(scenario.nvml_missing NO_NVML)
+
 # ---- the commands and the example programs, whole, against simulated fleets ---
 #
 # simcuda_program(CASE FLEET PROGRAM [run.py options] -- [ARG...]): the test
@@ -170,28 +184,36 @@ function(simcuda_program case fleet program)
   simcuda_test_fleet(${name} "${fleet}")
 endfunction()
 
-# gpuprobe-smi: the table row of each GPU; the context's cost measured
-# through NVML; only the GPUs CUDA_VISIBLE_DEVICES leaves, renumbered.
-simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty
+# gpuprobe-smi: the table row of each GPU with both numberings, memory
+# read through NVML (no context made, no device memory allocated, as the
+# simulation counts); only the GPUs CUDA_VISIBLE_DEVICES leaves, renumbered
+# (while nvidia-smi's index stays).
+set(SIMCUDA_UNTOUCHED --sim-stats contexts_created=0 --sim-stats bytes_allocated=0
+  --sim-calls-none "cuDevicePrimaryCtxRetain|cudaSetDevice|cudaMalloc|cudaMemGetInfo|cuMemGetInfo_v2|cublasCreate_v2")
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --sim-calls-some nvmlDeviceGetMemoryInfo_v2
   --out "Driver CUDA Version: 13\\.0    CUDA Runtime Version: 13\\.0\n"
-  --out "\n\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  150\\.2 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 +\\|\n"
-  --out "\nFree memory was read after creating a CUDA context on each GPU\\x3b the context itself takes: cuda:0 524\\.3 MB\\.\n")
-simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty
+  --out "\n\\|   0 \\|    0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|       0 B \\|  150\\.8 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 +\\|\n"
+  --out "\nMemory: read through NVML\\x3b no CUDA context was created\\.\n"
+  --out "\n\\|   0 \\|   0% \\|   0% \\|  32C \\|      70W / 700W \\|     0 \\| 5x16/5x16    \\|")
+simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty ${SIMCUDA_UNTOUCHED}
   --json-eq cuda_available=true --json-eq reason=\"available\"
   --json-eq cuda_runtime_version=\"13.0\" --json-eq cuda_driver_version=\"13.0\"
   --json-eq devices.1.name=\"NVIDIA\ H200\" --json-eq devices.1.uuid=\"GPU-5e1e0000-4200-4000-8000-00000000000b\"
   --json-eq devices.1.pci_bus_id=\"0000:19:00.0\" --json-eq devices.1.memory.total_bytes=150754820096
-  --json-eq devices.1.memory.available_bytes=150230532096 --json-eq devices.1.memory.context_bytes=524288000
-  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=true
+  --json-eq devices.1.memory.available_bytes=150754820096 --json-eq devices.1.memory.used_bytes=0
+  --json-eq devices.1.memory.source=\"nvml\" --json-eq devices.1.memory.context_held=false
+  --json-eq devices.1.memory.created_context=false --json-eq devices.1.memory.context_bytes=0
+  --json-eq devices.1.nvml_index=0 --json-eq devices.1.mig_mode=\"disabled\" --json-eq devices.1.mig_instance=false
+  --json-eq devices.1.health.power_limit_mw=700000 --json-eq devices.1.health.compute_processes=0
   --json-eq devices.1.error=null -- --json)
-simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty
-  --out "\n\\|   0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|   31\\.7 GB \\| 8\\.0  \\|  108 \\| 0000:21:00\\.0 +\\|\n\\|   1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n"
-  --out "takes: cuda:0 524\\.3 MB cuda:1 524\\.3 MB\\.\n")
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\n\\|   0 \\|    0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|   10\\.3 GB \\|   32\\.2 GB \\| 8\\.0  \\|  108 \\| 0000:21:00\\.0 +\\|\n\\|   1 \\|    1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|   21\\.9 GB \\|  128\\.8 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n")
 simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-smi --err-empty
-  --json-eq devices.1.spec=\"cuda:0\" --json-eq devices.1.memory.available_bytes=31687966720
-  --json-eq devices.2.spec=\"cuda:1\" --json-eq devices.2.memory.available_bytes=128324730880 -- --json)
+  --json-eq devices.1.spec=\"cuda:0\" --json-eq devices.1.memory.available_bytes=32212254720
+  --json-eq devices.2.spec=\"cuda:1\" --json-eq devices.2.memory.available_bytes=128849018880 -- --json)
 simcuda_program(visible_1 "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES=1 --clean --err-empty
-  --out "\n\\|   0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n\\+"
+  --out "\n\\|   0 \\|    1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|   21\\.9 GB \\|  128\\.8 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n\\+"
   --no-out "A100")
 simcuda_program(hidden.json "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES= --err-empty
   --json-eq cuda_available=false --json-eq reason=\"devices_hidden\"
@@ -219,26 +241,59 @@ simcuda_program(driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gp
 
 # gpuprobe-select: the most free memory wins; cuda:1 asked for by name; a
 # requirement nothing meets is said once (the status text is not repeated).
-simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty
-  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n$")
+# Selection reads NVML: no context, no device memory (auto, cuda, cuda:N and
+# the requirements alike).
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.8 GB\\) of 2 CUDA devices\n$")
 simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
   --json-eq using=\"cuda:1\" --json-eq device_index=2 --json-eq cuda_cause=\"available\" -- --json)
-simcuda_program(cuda_1.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
+simcuda_program(cuda "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^Using: cuda:1\n" -- --device cuda)
+simcuda_program(cuda_1.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty ${SIMCUDA_UNTOUCHED}
   --json-eq using=\"cuda:1\" --json-eq name=\"NVIDIA\ H200\" -- --device cuda:1 --json)
-simcuda_program(min_free "${SIMCUDA_TWO}" gpuprobe-select --rc 1 --out-empty
-  --err "^gpuprobe-select: selecting a device: no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required\\x3b cpu: "
+simcuda_program(min_free "${SIMCUDA_TWO}" gpuprobe-select --rc 1 --out-empty ${SIMCUDA_UNTOUCHED}
+  --err "^gpuprobe-select: selecting a device: no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 32\\.2 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.8 GB free < 200\\.0 GB required\\x3b cpu: "
   --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
+# The 1.1 requirements: a busy GPU and one with another program's context
+# are passed over, and say why.
+set(SIMCUDA_BUSY "[gpu];preset=H200;pci=0000:19:00.0;utilization=90;[gpu];preset=H200;pci=0000:2a:00.0;free=100GiB;process=4242:20GiB;[gpu];preset=A100-80GB;pci=0000:3b:00.0;free=70GiB;utilization=10")
+simcuda_program(requirements "${SIMCUDA_BUSY}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --sim-calls-some "nvmlDeviceGetUtilizationRates|nvmlDeviceGetComputeRunningProcesses_v3"
+  --out "^Using: cuda:2\nDevice: NVIDIA A100-SXM4-80GB\nReason: auto: cuda:2 \\(NVIDIA A100-SXM4-80GB\\), 75\\.2 GB free, the only CUDA device that meets the requirements\\x3b skipped cuda:0 \\(NVIDIA H200\\): 90% busy > 50% allowed\\x3b cuda:1 \\(NVIDIA H200\\): 1 other process with a CUDA context\n$"
+  -- --max-utilization 50 --no-other-process)
+simcuda_program(requirements.fit "${SIMCUDA_BUSY}" gpuprobe-select --err-empty ${SIMCUDA_UNTOUCHED}
+  --json-eq using=\"cuda:0\" -- --fit 70e9 --json)
 
-# gpuprobe-fit: free memory is read inside the CUDA context the query
-# created, so the context is counted once (in free) and nothing more is
-# reserved.
-simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty
-  --out "\ncuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.2 GB free\n  usable: 150\\.2 GB = 150\\.2 GB free \\(read inside this process's CUDA context, which is already counted\\x3b nothing more reserved\\)\n"
+# gpuprobe-fit: free memory is read through NVML, without a context, so the
+# context a program will need is reserved (512 MiB by default); nothing is
+# created or allocated.
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\ncuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.8 GB free\n  usable: 150\\.2 GB = 150\\.8 GB free - 536\\.9 MB for the CUDA context \\(default reserve: nothing measured\\)\n"
   --out "\n    bf16 training  needs  112\\.0 GB: fits\n\n$" -- --params 7e9)
-simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty
-  --json-eq devices.1.device=\"cuda:0\" --json-eq devices.1.reserve_source=\"context_held\"
-  --json-eq devices.1.reserve_bytes=0 --json-eq devices.1.usable_bytes=150230532096
-  --json-eq devices.1.max_params.fp16=75115266048 -- --json)
+simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty ${SIMCUDA_UNTOUCHED}
+  --json-eq devices.1.device=\"cuda:0\" --json-eq devices.1.reserve_source=\"default\"
+  --json-eq devices.1.reserve_bytes=536870912 --json-eq devices.1.usable_bytes=150217949184
+  --json-eq devices.1.max_params.fp16=75108974592 -- --json)
+
+# gpuprobe-nfd: the MIG mode label (a MIG instance named in
+# CUDA_VISIBLE_DEVICES, a whole GPU); the fit labels count the context a
+# program needs on the GPU once, whether memory came from NVML or (NVML off)
+# through this process's own context: 80.5 GB less 512 MiB holds 39.98
+# billion fp16 parameters (40.25 without the reserve).
+set(mig_h200 "[gpu];preset=H200;[mig];name=NVIDIA H200 MIG 3g.71gb;uuid=MIG-7a1b0000-0000-4000-8000-000000000003;total=64GiB")
+simcuda_program(mig "${mig_h200}" gpuprobe-nfd --env CUDA_VISIBLE_DEVICES=MIG-7a1b0000 --err-empty
+  ${SIMCUDA_UNTOUCHED} --out "\ngpuprobe\\.io/gpu\\.product=NVIDIA-H200-MIG-3g\\.71gb\n"
+  --out "\ngpuprobe\\.io/gpu\\.memory=65536\n" --out "\ngpuprobe\\.io/gpu\\.mig\\.mode=enabled\n" -- --output -)
+simcuda_program(mig.json "${mig_h200}" gpuprobe-nfd --env CUDA_VISIBLE_DEVICES=MIG-7a1b0000 --err-empty
+  --out "\"gpuprobe\\.io/gpu\\.mig\\.mode\": *\"enabled\"" -- --output - --json)
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-nfd --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\ngpuprobe\\.io/gpu\\.mig\\.mode=disabled\n" -- --output -)
+simcuda_program(no_mig "[gpu];preset=L4" gpuprobe-nfd --err-empty
+  --out "\ngpuprobe\\.io/gpu\\.compute\\.minor=9\n" --no-out "mig" -- --output -)
+simcuda_program(fit "[gpu];preset=H100;total=80.5GB" gpuprobe-nfd --err-empty
+  --out "\ngpuprobe\\.io/gpu\\.fit\\.fp16\\.weights\\.billions=39\n" -- --output - --bench --size 48)
+simcuda_program(fit.context "[gpu];preset=H100;total=80.5GB" gpuprobe-nfd --env GPUPROBE_NVML=off --err-empty
+  --out "\ngpuprobe\\.io/gpu\\.fit\\.fp16\\.weights\\.billions=39\n" -- --output - --bench --size 48)
 
 # gpuprobe-bench: a verified GPU run, work run at once and deferred.
 simcuda_program(bf16 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
@@ -253,39 +308,48 @@ simcuda_program(cuda_1.fp16.json "${SIMCUDA_TWO}" gpuprobe-bench --err-empty
   --json-eq results.0.device=\"cuda:1\" --json-eq results.0.device_name=\"NVIDIA\ H200\"
   --json-eq results.0.verified=true -- --size 40 --device cuda:1 --dtype fp16 --runs 2 --json)
 
-# A failed memory query (the driver's cuMemGetInfo): the row says '?', the
-# reason is on stderr, the exit status is 1; in JSON the device's error
-# object. The first call is cuda:0's, the second cuda:1's.
+# A failed memory query through the context (NVML turned off, so that the
+# driver's cuMemGetInfo is what answers): the row says '?', the reason is on
+# stderr, the exit status is 1; in JSON the device's error object. The
+# first call is cuda:0's, the second cuda:1's.
 set(fail_gpu0 "fail=cuMemGetInfo_v2:1;${SIMCUDA_TWO}")
 set(fail_gpu1 "fail=cuMemGetInfo_v2:2;${SIMCUDA_TWO}")
-simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi --rc 1 --clean
-  --out "\n\\|   0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|         \\? \\| 8\\.0  \\|"
-  --out "\n\\|   1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|  128\\.3 GB \\|"
-  --out "the context itself takes: cuda:1 524\\.3 MB\\.\n"
+set(no_nvml --env GPUPROBE_NVML=off)
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi ${no_nvml} --rc 1 --clean
+  --out "\n\\|   0 \\|    - \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|         \\? \\|         \\? \\| 8\\.0  \\|"
+  --out "\n\\|   1 \\|    - \\| NVIDIA H200 +\\|  150\\.8 GB \\|   22\\.4 GB \\|  128\\.3 GB \\|"
+  --out "\nMemory: cuda:1 read inside a CUDA context, as NVML could not answer \\(the context was created for it\\)\\.\n"
   --err "^gpuprobe-smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
-simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-smi --rc 1
+simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-smi ${no_nvml} --rc 1
   --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=31687966720
+  --json-eq devices.1.memory.source=\"cuda_context\" --json-eq devices.1.memory.context_held=true
+  --json-has "detail=NVML is not usable (GPUPROBE_NVML turns NVML off): GPU memory is read through a CUDA context"
   --json-eq devices.2.memory=null --json-eq devices.2.error.status=\"cuda\"
   --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1 (NVIDIA H200) failed with CUDA_ERROR_UNKNOWN"
   --err "^gpuprobe-smi: cuda:1: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:1 " -- --json)
-simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-fit --rc 1 --clean
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-fit ${no_nvml} --rc 1 --clean
   --out "\ncuda:0 \\(NVIDIA A100-SXM4-40GB\\)\n  memory: unknown"
   --err "^gpuprobe-fit: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
-simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-fit --rc 1
+simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-fit ${no_nvml} --rc 1
   --json-eq devices.1.error=null --json-eq devices.2.error.status=\"cuda\"
   --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1" -- --json)
-# NVML only measures the context's cost: when its memory query fails the
-# free memory still comes from the driver, unmeasured, and nothing failed.
-simcuda_program(nvml_memory_failure.json "fail=nvmlDeviceGetMemoryInfo:1+;${SIMCUDA_ONE_H200}" gpuprobe-smi
-  --err-empty --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=150230532096
-  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=false -- --json)
+# NVML's memory query failing, both versions, once: that GPU's memory comes
+# from the context fallback (created, and its cost measured by NVML's later
+# answers), the other GPU's from NVML; nothing failed.
+simcuda_program(nvml_memory_failure.json "fail=nvmlDeviceGetMemoryInfo_v2:1;fail=nvmlDeviceGetMemoryInfo:1;${SIMCUDA_TWO}" gpuprobe-smi
+  --err-empty --sim-stats contexts_created=1 --sim-stats bytes_allocated=0
+  --json-eq devices.1.error=null --json-eq devices.1.memory.source=\"cuda_context\"
+  --json-eq devices.1.memory.available_bytes=31687966720
+  --json-eq devices.1.memory.created_context=true --json-eq devices.1.memory.context_measured=true
+  --json-eq devices.1.memory.context_bytes=524288000
+  --json-eq devices.2.memory.source=\"nvml\" --json-eq devices.2.memory.available_bytes=128849018880 -- --json)
 
 # A simulated GPU whose name holds hostile bytes (the library keeps them in
 # GPUPROBE_ATTR_NAME; its own messages show them as '?'): text shows them
 # escaped, JSON round-trips them (0xff as U+FFFD).
 set(hostile_re "q\"\\\\x1b.31mRED\\\\x01\\\\nNL\\\\xff\\\\\\\\z")
 gpuprobe_hostile_output_tests(sim_name
-  TEXT_HAS "smi:\n\\|   0 \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU: ${hostile_re}\n"
+  TEXT_HAS "smi:\n\\|   0 \\|    [0-9] \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU: ${hostile_re}\n"
            "select:\nDevice: ${hostile_re}\nReason: auto: cuda:0 \\(q\"\\?.31mRED\\?\\?NL\\?"
            "fit:\ncuda:0 \\(${hostile_re}\\)\n" "bench:cuBLAS [^\n]* on ${hostile_re}"
   JSON_HAS "smi:devices.1.name=${GPUPROBE_HOSTILE}" "info:devices.1.name=${GPUPROBE_HOSTILE}"
@@ -299,12 +363,12 @@ foreach(t ${GPUPROBE_TOOLS})
 endforeach()
 
 # The example programs, text only: the same fleets, the lesson's lines.
-simcuda_program(two "${SIMCUDA_TWO}" smi --clean --err-empty
-  --out "^cpu     [^\n]+\ncuda:0  NVIDIA A100-SXM4-40GB: 42\\.5 GB total, 31\\.7 GB free, compute capability 8\\.0\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free, compute capability 9\\.0\n$")
-simcuda_program(memory_failure "${fail_gpu0}" smi --rc 1 --clean
+simcuda_program(two "${SIMCUDA_TWO}" smi --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^cpu     [^\n]+\ncuda:0  NVIDIA A100-SXM4-40GB: 42\\.5 GB total, 32\\.2 GB free, compute capability 8\\.0\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.8 GB free, compute capability 9\\.0\n$")
+simcuda_program(memory_failure "${fail_gpu0}" smi ${no_nvml} --rc 1 --clean
   --out "\ncuda:0  NVIDIA A100-SXM4-40GB: memory unknown\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free"
   --err "^smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
-simcuda_program(memory_failure "${fail_gpu0}" vram_capacity --rc 1 --clean
+simcuda_program(memory_failure "${fail_gpu0}" vram_capacity ${no_nvml} --rc 1 --clean
   --out "\ncuda:1: 128\\.3 GB usable" --no-out "cuda:0"
   --err "^vram_capacity: cuda:0: capacity: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
 simcuda_program(two "${SIMCUDA_TWO}" cuda_info --clean --err-empty
@@ -316,15 +380,15 @@ simcuda_program(driver12 "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info --c
 simcuda_program(driver_too_old "driver_version=12.4;${SIMCUDA_ONE_H200}" cuda_info
   --env GPUPROBE_CUDA_LIBDIR=${SIMCUDA_DIR}/rt13 --clean
   --out "^CUDA available: False\nCUDA version: 13\\.0\nReason: the NVIDIA driver is too old for the CUDA runtime \\(driver supports CUDA 12\\.4, runtime is 13\\.0")
-simcuda_program(two "${SIMCUDA_TWO}" select_device --clean --err-empty
-  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.3 GB\\) of 2 CUDA devices\n$")
+simcuda_program(two "${SIMCUDA_TWO}" select_device --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.8 GB\\) of 2 CUDA devices\n$")
 simcuda_program(cuda_0 "${SIMCUDA_TWO}" select_device --clean --err-empty
   --out "^Using: cuda:0\nDevice: NVIDIA A100-SXM4-40GB\n" -- --device cuda:0)
 simcuda_program(min_free "${SIMCUDA_TWO}" select_device --rc 1
-  --err "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 31\\.7 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.3 GB free < 200\\.0 GB required\\x3b cpu: "
+  --err "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 32\\.2 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.8 GB free < 200\\.0 GB required\\x3b cpu: "
   --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
-simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty
-  --out "\ncuda:0: 150\\.2 GB usable of 150\\.8 GB total \\(free inside this process's CUDA context\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\ncuda:0: 150\\.2 GB usable of 150\\.8 GB total \\(free minus a default CUDA context reserve\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
   -- --params 7e9)
 simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
   --out "\nGPU: [^\n]*\\(median of 5 runs, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "

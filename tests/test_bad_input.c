@@ -187,7 +187,7 @@ ROW(get_int_dev_2) { return get_int(ctx, 2, GPUPROBE_ATTR_KIND); }
 ROW(get_int_dev_max) { return get_int(ctx, SIZE_MAX, GPUPROBE_ATTR_KIND); }
 ROW(get_int_attr_999) { return get_int(ctx, 0, 999); }
 ROW(get_int_attr_neg) { return get_int(ctx, 0, -1); }
-ROW(get_int_attr_next) { return get_int(ctx, 0, GPUPROBE_ATTR_BLAS_CONFIG + 1); }
+ROW(get_int_attr_next) { return get_int(ctx, 0, GPUPROBE_ATTR_PCIE_MAX_WIDTH + 1); }
 ROW(get_int_string_attr) { return get_int(ctx, 0, GPUPROBE_ATTR_NAME); }
 ROW(get_int_string_attr_cuda) { return get_int(ctx, 1, GPUPROBE_ATTR_UUID); }
 ROW(get_int_cuda_attr_on_cpu) { return get_int(ctx, 0, GPUPROBE_ATTR_CC_MAJOR); }
@@ -221,7 +221,7 @@ ROW(memory_null_ctx) { (void)ctx; return memory(NULL, 0, sizeof(gpuprobe_memory_
 ROW(memory_null_info) { return gpuprobe_device_memory(ctx, 0, NULL, 0); }
 ROW(memory_dev_2) { return memory(ctx, 2, sizeof(gpuprobe_memory_info), 0); }
 ROW(memory_dev_max) { return memory(ctx, SIZE_MAX, sizeof(gpuprobe_memory_info), 0); }
-ROW(memory_flags) { return memory(ctx, 0, sizeof(gpuprobe_memory_info), 1); }
+ROW(memory_flags) { return memory(ctx, 0, sizeof(gpuprobe_memory_info), 2); }
 ROW(memory_flags_cuda) { return memory(ctx, 1, sizeof(gpuprobe_memory_info), 0x100); }
 ROW(memory_size_0) { return memory(ctx, 0, 0, 0); }
 ROW(memory_size_short) { return memory(ctx, 0, sizeof(size_t) - 1, 0); }

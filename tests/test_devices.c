@@ -373,7 +373,7 @@ static void test_bad_inputs(void **state)
     assert_non_null(strstr(gpuprobe_last_error(ctx), "999"));
     assert_int_equal(gpuprobe_device_get_string(ctx, 0, (gpuprobe_attr)-1, &s),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_device_get_int(ctx, 0, (gpuprobe_attr)18, &v),
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, (gpuprobe_attr)36, &v),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
 
     /* CUDA-only attribute on the CPU */
@@ -459,6 +459,59 @@ static void test_fake_cuda_devices(void **state)
     assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
     assert_true(n >= 1);
     gpuprobe_context_destroy(ctx);
+}
+
+/* NUMA placement from sysfs (through the sysroot seam): the node and the
+ * CPU list of a GPU's PCI device, "-1" as unknown, a missing file as
+ * unknown; NVML's attributes are unknown on the seam's devices, which are
+ * whole GPUs. */
+static void test_numa_from_sysfs(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-numa-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+    sr_put(root, "sys/bus/pci/devices/0000:01:00.0/numa_node", "1\n");
+    sr_put(root, "sys/bus/pci/devices/0000:01:00.0/local_cpulist", "0-15,32-47\n");
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "-1\n");
+    gp_fake_cuda fake = {GPUPROBE_CUDA_AVAILABLE, NULL, 2, fake_devs};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gp_test_set_cuda(ctx, &fake);
+    int64_t v = -7;
+    const char *s = NULL;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_NUMA_NODE, &v), GPUPROBE_OK);
+    assert_int_equal(v, 1);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_LOCAL_CPUS, &s), GPUPROBE_OK);
+    assert_string_equal(s, "0-15,32-47");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "numa_node is -1"));
+    assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_LOCAL_CPUS, &s),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "0000:02:00.0/local_cpulist"));
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "node 1\n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "no node number"));
+    /* The CPU has no such attribute. */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    /* NVML's: unknown here, and why; a whole GPU. */
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_GPU_UTILIZATION, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "has no NVML"));
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_NVML_INDEX, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_int_equal(gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE, &v), GPUPROBE_OK);
+    assert_int_equal(v, 0);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_MIG_PARENT_UUID, &s),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "a whole GPU"));
+    assert_int_equal(gpuprobe_device_get_string(ctx, 1, GPUPROBE_ATTR_MIG_PARENT_UUID, NULL),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
 }
 
 static void test_fake_no_device_cause(void **state)
@@ -673,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_seams_reenumerate),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_fake_cuda_devices),
+        cmocka_unit_test(test_numa_from_sysfs),
         cmocka_unit_test(test_fake_no_device_cause),
         cmocka_unit_test(test_fake_cuda_figures),
         cmocka_unit_test(test_simd_from_flags),

@@ -724,8 +724,18 @@ static void test_struct_size_and_flags(void **state)
     (void)state;
     gpuprobe_context *ctx = new_ctx();
     gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
-    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
+    /* GPUPROBE_DEVICE_MEMORY_NO_CONTEXT is the one flag (no effect on the
+     * CPU); every other bit is refused. */
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 2), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "flags"));
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, ~GPUPROBE_DEVICE_MEMORY_NO_CONTEXT),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT),
+                     GPUPROBE_OK);
+    assert_int_equal(info.source, GPUPROBE_MEMORY_SOURCE_HOST);
+    assert_int_equal(info.used_bytes, info.total_bytes - info.available_bytes);
+    assert_int_equal(info.reserved_bytes, 0);
+    assert_int_equal(info.context_held, 0);
     assert_int_equal(gpuprobe_device_memory(ctx, 0, NULL, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_device_memory(NULL, 0, &info, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
     size_t n;
@@ -754,11 +764,20 @@ static void test_struct_size_and_flags(void **state)
         assert_int_equal(big.tail[i], 0xCD);
     assert_int_equal(big.info.size, sizeof big);
 
-    /* exactly the 1.0 fields (no trailing padding): accepted */
-    memset(&info, 0, sizeof info);
+    /* exactly the 1.0 fields (no trailing padding): accepted, and the 1.1
+     * fields (beyond a 1.0 caller's struct) are not written */
+    memset(&info, 0xEE, sizeof info);
     info.size = offsetof(gpuprobe_memory_info, flags) + sizeof info.flags;
     assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
     assert_true(info.total_bytes > 0);
+    assert_int_equal(info.used_bytes, UINT64_C(0xEEEEEEEEEEEEEEEE));
+    assert_int_equal(info.source, 0xEEEEEEEEu);
+    /* sizeof the 1.0 struct (with its padding): the same */
+    memset(&info, 0xEE, sizeof info);
+    info.size = offsetof(gpuprobe_memory_info, used_bytes);
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
+    assert_int_equal(info.used_bytes, UINT64_C(0xEEEEEEEEEEEEEEEE));
+    assert_int_equal(info.context_held, 0xEEEEEEEEu);
     gpuprobe_context_destroy(ctx);
 }
 
@@ -786,7 +805,14 @@ static void test_fake_cuda_memory(void **state)
     assert_int_equal(info.total_bytes, 80 * GIB);
     assert_int_equal(info.available_bytes, 70 * GIB);
     assert_int_equal(info.context_bytes, 600 * MIB);
-    assert_int_equal(info.flags, GPUPROBE_MEMORY_CONTEXT_MEASURED);
+    assert_true(info.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
+    assert_int_equal(info.used_bytes, 10 * GIB);
+    assert_int_equal(info.source, GPUPROBE_MEMORY_SOURCE_NVML);
+    assert_int_equal(info.context_held, 0);
+    gp_test_set_cuda_held(ctx, 0x2); /* this process holds a context on cuda:1 */
+    assert_int_equal(gpuprobe_device_memory(ctx, 2, &info, 0), GPUPROBE_OK);
+    assert_int_equal(info.context_held, 1);
+    assert_int_equal(info.available_bytes, 70 * GIB);
     assert_int_equal(gpuprobe_device_memory(ctx, 3, &info, 0), GPUPROBE_ERR_NOT_FOUND);
     /* success clears the failure's message */
     assert_true(strlen(gpuprobe_last_error(ctx)) > 0);
@@ -855,7 +881,7 @@ static void test_driver_free_clamped(void **state)
     static int lib;
     c->rt_lib = c->drv_lib = &lib;   /* "loaded", never closed: */
     c->rt_initialized = c->drv_initialized = 1;
-    c->nvml_tried = 1;               /* no NVML */
+    c->nvml.tried = 1;               /* no NVML */
     c->drv.DeviceGet = fake_device_get;
     c->drv.DevicePrimaryCtxGetState = fake_ctx_state;
     c->drvctx.PrimaryCtxRetain = fake_retain;

@@ -894,6 +894,37 @@ static void test_bad_arguments(void **state)
     r2.fit_dtype = 42;
     assert_int_equal(pick(ctx, "auto", &r2, 0, NULL), 1);
 
+    /* the 1.1 fields: checked when the size covers them */
+    r2 = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    r2.max_utilization = 101;
+    msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "max_utilization 101");
+    r2.max_utilization = -2;
+    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    r2.max_utilization = -1;
+    r2.no_other_process = 2;
+    msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "no_other_process 2");
+    /* a 1.0 caller's struct ends before them: whatever lies there is not
+     * read (here: values that would be refused) */
+    r2.max_utilization = 500;
+    r2.size = offsetof(gpuprobe_requirements, fit_workload) + sizeof r2.fit_workload;
+    assert_int_equal(pick(ctx, "auto", &r2, 0, NULL), 1);
+    /* without NVML (the seam's devices have none) a GPU's utilisation and
+     * processes are unknown: such a requirement excludes every GPU and the
+     * CPU, and says why */
+    r2 = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
+    r2.max_utilization = 100;
+    msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Small): utilisation unknown (GPUPROBE_ATTR_GPU_UTILIZATION");
+    assert_contains(msg, "cpu: not a CUDA device (a GPU utilisation limit required)");
+    r2.max_utilization = -1;
+    r2.no_other_process = 1;
+    msg = expect_fail(ctx, "cuda", &r2, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "processes unknown");
+    msg = expect_fail(ctx, "cpu", &r2, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "a GPU without other processes");
+
     /* a larger (later) requirements struct is accepted */
     struct {
         gpuprobe_requirements req;

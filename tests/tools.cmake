@@ -344,7 +344,8 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   simcuda_nfd(one_h200 "${SIMCUDA_ONE_H200}" CHECK ${versions13} --has ${p}/cuda.usable=true
     --has ${p}/cuda.cause=available --has ${p}/cuda.devices=1 --has ${p}/gpu.product=NVIDIA-H200
     --has ${p}/gpu.count=1 --has ${p}/gpu.models=1 --has ${p}/gpu.memory=143771
-    --has ${p}/gpu.compute.major=9 --has ${p}/gpu.compute.minor=0 --count 15)
+    --has ${p}/gpu.compute.major=9 --has ${p}/gpu.compute.minor=0 --has ${p}/gpu.mig.mode=disabled
+    --count 16)
   # Eight GPUs of three products in CUDA order A100 H200 H200 A100 H200 L4
   # H200 A100: the H200 (4) beats the A100 (3) though an A100 comes first;
   # gpu.memory is its smallest GPU's (140 GiB).
@@ -354,7 +355,7 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   simcuda_nfd(eight_mixed "${SIMCUDA_EIGHT}" CHECK ${versions13} --has ${p}/cuda.usable=true
     --has ${p}/cuda.devices=8 --has ${p}/gpu.product=NVIDIA-H200 --has ${p}/gpu.count=4
     --has ${p}/gpu.models=3 --has ${p}/gpu.memory=143360 --has ${p}/gpu.compute.major=9
-    --has ${p}/gpu.compute.minor=0 --count 15)
+    --has ${p}/gpu.compute.minor=0 --has ${p}/gpu.mig.mode=disabled --count 16)
   # --bench there: the fit is that of the smallest H200 (140 GiB less the
   # 500 MiB context: 74.9e9 parameters), like gpu.memory, so that a model
   # that fits fits each of them; the first H200 alone would say 75.
@@ -384,7 +385,7 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   simcuda_nfd(driver12_fallback "driver_version=12.4;${SIMCUDA_ONE_H200}"
     CHECK --has ${p}/cuda.usable=true --has ${p}/cuda.driver.version=12\\.4
     --has ${p}/cuda.runtime.version=12\\.8 --has ${p}/cuda.runtime.minor=8
-    --has ${p}/gpu.product=NVIDIA-H200 --count 15)
+    --has ${p}/gpu.product=NVIDIA-H200 --count 16)
   # The kernel driver is not running: cuInit fails, NVML cannot load, and
   # /proc/driver/nvidia is missing (so not on a machine whose driver runs).
   simcuda_nfd(no_kernel_driver
@@ -411,7 +412,7 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   # blanks, a slash and non-ASCII characters: a valid label value, never
   # empty, cut with a hash when long.
   simcuda_nfd(hostile_name "[gpu];preset=H200;name=${GPUPROBE_HOSTILE}"
-    CHECK --has ${p}/gpu.product=q-31mRED-NL-z --count 15)
+    CHECK --has ${p}/gpu.product=q-31mRED-NL-z --count 16)
   simcuda_nfd(long_name
     "[gpu];preset=H200;name=NVIDIA H200 141GB HBM3e / SXM5 \\xe2\\x84\\xa2 \\xe4\\xb8\\xad\\xe6\\x96\\x87 edition with a very long marketing name"
     CHECK --has "${p}/gpu.product=NVIDIA-H200-141GB-HBM3e-SXM5-edition-with-a-very-long-[0-9a-f]{8}")
@@ -424,7 +425,7 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   set(cpu_rates --has ${p}/cpu.fp32.gflops=${num} --has ${p}/cpu.fp64.gflops=${num})
   simcuda_nfd(bench_h200 "${SIMCUDA_ONE_H200}" ARGS --bench --size 128
     CHECK ${rates} ${cpu_rates} --has ${p}/gpu.fit.fp16.weights.billions=75
-    --has ${p}/gpu.fit.fp16.inference.billions=62 --has ${p}/gpu.product=NVIDIA-H200 --count 23)
+    --has ${p}/gpu.fit.fp16.inference.billions=62 --has ${p}/gpu.product=NVIDIA-H200 --count 24)
   # Compute capability 7.5: no bf16 (nor TF32) on a T4, which is no failure.
   simcuda_nfd(bench_t4 "[gpu];preset=T4" ARGS --bench-only --size 128
     CHECK --has ${p}/gpu.fp32.tflops=${num} --has ${p}/gpu.fp16.tflops=${num}
@@ -437,7 +438,7 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   simcuda_nfd(bench_wrong_gemm "gemm_bug=rowmajor;${SIMCUDA_ONE_H200}" RC 1 ARGS --bench --size 64
     CHECK --lacks ${p}/gpu.fp32.tflops --lacks ${p}/gpu.tf32.tflops --lacks ${p}/gpu.fp16.tflops
     --lacks ${p}/gpu.bf16.tflops ${cpu_rates} --has ${p}/gpu.fit.fp16.weights.billions=75
-    --has ${p}/gpu.product=NVIDIA-H200 --count 19)
+    --has ${p}/gpu.product=NVIDIA-H200 --count 20)
   simcuda_program(bench_wrong_gemm.json "gemm_bug=drop_last_k;${SIMCUDA_ONE_H200}" gpuprobe-nfd --rc 1
     --json-eq errors.0.status=\"verify_failed\" --json-eq errors.1.status=\"verify_failed\"
     --json-eq errors.2.status=\"verify_failed\" --json-eq errors.3.status=\"verify_failed\"
@@ -453,7 +454,7 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   simcuda_nfd(fit_context_cost "context_bytes=2GiB;${SIMCUDA_ONE_H200};free=100GiB" ARGS --bench-only --size 32
     CHECK --has ${p}/gpu.fit.fp16.weights.billions=74 --has ${p}/gpu.fit.fp16.inference.billions=61)
   simcuda_nfd(fit_context_unmeasured
-    "context_bytes=2GiB;fail=nvmlDeviceGetMemoryInfo:1+;[gpu];preset=L4;total=16100000000"
+    "context_bytes=2GiB;fail=nvmlDeviceGetMemoryInfo_v2:1+;fail=nvmlDeviceGetMemoryInfo:1+;[gpu];preset=L4;total=16100000000"
     ARGS --bench-only --size 32
     CHECK --has ${p}/gpu.fit.fp16.weights.billions=7 --has ${p}/gpu.fit.fp16.inference.billions=6)
 
@@ -468,10 +469,10 @@ if(TARGET gpuprobe-nfd AND TARGET nfd_check AND COMMAND simcuda_test_env)
   set(mig "${mig};[mig];uuid=${mig2};name=NVIDIA H200 MIG 3g.71gb;total=66GiB")
   simcuda_nfd(mig_first "${mig}" CHECK --has ${p}/cuda.usable=true --has ${p}/cuda.devices=1
     --has ${p}/gpu.product=NVIDIA-H200-MIG-1g.18gb --has ${p}/gpu.count=1 --has ${p}/gpu.memory=16384
-    --has ${p}/gpu.compute.major=9 --count 15)
+    --has ${p}/gpu.compute.major=9 --has ${p}/gpu.mig.mode=enabled --count 16)
   simcuda_nfd(mig_named "${mig}" ENV CUDA_VISIBLE_DEVICES=${mig2},${mig1}
     CHECK --has ${p}/cuda.devices=1 --has ${p}/gpu.product=NVIDIA-H200-MIG-3g.71gb
-    --has ${p}/gpu.count=1 --has ${p}/gpu.memory=67584 --count 15)
+    --has ${p}/gpu.count=1 --has ${p}/gpu.memory=67584 --has ${p}/gpu.mig.mode=enabled --count 16)
   simcuda_nfd(mig_parent_named "${mig}" ENV CUDA_VISIBLE_DEVICES=GPU-5e1e0000-4200-4000-8000-00000000000b
     CHECK ${unusable} --has ${p}/cuda.cause=no_device)
   # Beside a whole H200: two products, one GPU each; the tie goes to the

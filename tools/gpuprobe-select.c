@@ -4,7 +4,10 @@
  *     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
  *
  * with a reason for the choice, optional requirements, and the
- * GPUPROBE_DEVICE override. See gpuprobe-select(1) and docs/json.md.
+ * GPUPROBE_DEVICE override. The GPUs are judged through NVML: choosing
+ * creates no CUDA context (GPUPROBE_NVML=off makes the library read memory
+ * through contexts instead, the way to compare the two). See
+ * gpuprobe-select(1) and docs/json.md.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -13,7 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_DEVICE, OPT_MIN_FREE, OPT_MIN_CC, OPT_FIT, OPT_DTYPE, OPT_WORKLOAD, OPT_JSON };
+enum {
+    OPT_DEVICE, OPT_MIN_FREE, OPT_MIN_CC, OPT_FIT, OPT_DTYPE, OPT_WORKLOAD, OPT_MAX_UTIL,
+    OPT_NO_OTHER, OPT_JSON
+};
 
 static const cli_option options[] = {
     [OPT_DEVICE] = {"device", "SPEC", "auto (default), cpu, cuda or cuda:N; GPUPROBE_DEVICE overrides it"},
@@ -22,6 +28,8 @@ static const cli_option options[] = {
     [OPT_FIT] = {"fit", "PARAMS", "the device must hold this many parameters (7e9 ok)"},
     [OPT_DTYPE] = {"dtype", "D", "with --fit: fp32, fp64, tf32, fp16 (default), bf16, fp8, int8, int4"},
     [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training"},
+    [OPT_MAX_UTIL] = {"max-utilization", "PERCENT", "a GPU busy at most this much now (0-100; never the CPU)"},
+    [OPT_NO_OTHER] = {"no-other-process", NULL, "a GPU on which no other process has a CUDA context (never the CPU)"},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
     {NULL, NULL, NULL},
 };
@@ -86,6 +94,18 @@ int main(int argc, char **argv)
             if (cli_parse_workload(v, &workload) != 0)
                 return cli_finish(cli_usage_error("unknown --workload '%s' (weights, inference, training)", v));
             have_fit_opts = 1;
+            break;
+        case OPT_MAX_UTIL: {
+            uint64_t pct = 0;
+            if (cli_parse_count(v, 100, &pct) != 0)
+                return cli_finish(cli_usage_error("--max-utilization wants a percent from 0 to 100, not '%s'", v));
+            req.max_utilization = (int32_t)pct;
+            have_req = 1;
+            break;
+        }
+        case OPT_NO_OTHER:
+            req.no_other_process = 1;
+            have_req = 1;
             break;
         }
     }

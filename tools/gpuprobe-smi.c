@@ -3,13 +3,16 @@
  * the CPU; why CUDA is not usable when it is not. See gpuprobe-smi(1) and
  * docs/json.md.
  *
- * GPU rows follow nvidia-smi's summary: index, name, total and free memory,
- * compute capability, SM count, PCI bus id; a header line gives the CUDA
- * version the driver supports and the loaded CUDA runtime. Reading a GPU's
- * free memory needs a CUDA context on it; if none exists it is created (as
- * any CUDA program would) and its cost is shown when NVML can measure it.
- * The CPU: model, logical cores, SIMD level, OpenBLAS core and threads, and
- * RAM (cgroup-aware).
+ * GPU rows follow nvidia-smi's summary, with both numberings (the CUDA
+ * ordinal and nvidia-smi's NVML index): name, total, used and free memory,
+ * compute capability, SM count, PCI bus id; then each GPU's health and
+ * placement (utilisation, temperature, power and its limit, compute
+ * processes, PCIe link, NUMA node and local CPUs), and the MIG layout. A
+ * header line gives the CUDA version the driver supports and the loaded
+ * CUDA runtime. Memory is read through NVML, creating no CUDA context; only
+ * when NVML cannot answer is a context created (as any CUDA program would),
+ * and the output says so. The CPU: model, logical cores, SIMD level,
+ * OpenBLAS core and threads, and RAM (cgroup-aware).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -27,7 +30,8 @@ static const cli_option options[] = {
 static const cli_command command = {
     "gpuprobe-smi",
     "List every compute device (GPUs as nvidia-smi does, and the CPU) with its\n"
-    "memory; say why CUDA is not usable when it is not.",
+    "memory, health, placement and MIG layout, creating no CUDA context; say\n"
+    "why CUDA is not usable when it is not.",
     options,
     "a device query failed (the reason is on stderr)",
     "See gpuprobe-smi(1).",
@@ -61,44 +65,147 @@ static int query_memory(gpuprobe_context *ctx, size_t n, meminfo *mem)
 
 /* ---- text ---- */
 
-#define RULE "+-----+----------------------------------+-----------+-----------+------+------+------------------+"
+#define RULE "+-----+------+----------------------------------+-----------+-----------+-----------+------+------+------------------+"
+#define RULE2 "+-----+------+------+------+-----------------+-------+--------------+------+------------"
+
+/* An integer attribute, or -1 when it is not known. */
+static int64_t int_or(gpuprobe_context *ctx, size_t i, gpuprobe_attr attr)
+{
+    int64_t v = -1;
+    if (gpuprobe_device_get_int(ctx, i, attr, &v) != GPUPROBE_OK)
+        v = -1;
+    return v;
+}
 
 static void gpu_row(gpuprobe_context *ctx, size_t i, const meminfo *mem)
 {
     const char *name = "?", *bus = "?";
-    int64_t ordinal = -1, ma = -1, mi = -1, sms = 0;
+    int64_t ordinal = int_or(ctx, i, GPUPROBE_ATTR_CUDA_INDEX);
+    int64_t nvml = int_or(ctx, i, GPUPROBE_ATTR_NVML_INDEX);
+    int64_t ma = int_or(ctx, i, GPUPROBE_ATTR_CC_MAJOR), mi = int_or(ctx, i, GPUPROBE_ATTR_CC_MINOR);
+    int64_t sms = int_or(ctx, i, GPUPROBE_ATTR_MULTIPROCESSORS);
     gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_NAME, &name);
     gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_PCI_BUS_ID, &bus);
-    gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_CUDA_INDEX, &ordinal);
-    gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_CC_MAJOR, &ma);
-    gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_CC_MINOR, &mi);
-    if (gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_MULTIPROCESSORS, &sms) != GPUPROBE_OK)
-        sms = 0;
-    char total[32] = "?", free_s[32] = "?", cc[48], sm[24] = "?";
-    int64_t t = 0;
+    char total[32] = "?", used[32] = "?", free_s[32] = "?", cc[48], sm[24] = "?", nv[24] = "-";
+    int64_t t = int_or(ctx, i, GPUPROBE_ATTR_TOTAL_MEMORY);
     if (mem->st == GPUPROBE_OK) {
         cli_bytes(total, sizeof total, mem->m.total_bytes);
+        cli_bytes(used, sizeof used, mem->m.used_bytes);
         cli_bytes(free_s, sizeof free_s, mem->m.available_bytes);
-    } else if (gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_TOTAL_MEMORY, &t) == GPUPROBE_OK) {
+    } else if (t > 0) {
         cli_bytes(total, sizeof total, (uint64_t)t);
     }
     snprintf(cc, sizeof cc, "%lld.%lld", (long long)ma, (long long)mi);
     if (sms > 0)
         snprintf(sm, sizeof sm, "%lld", (long long)sms);
-    cli_line("| %3lld | %-32s | %9s | %9s | %-4s | %4s | %-16s |", (long long)ordinal, name,
-             total, free_s, cc, sm, bus);
+    if (nvml >= 0)
+        snprintf(nv, sizeof nv, "%lld", (long long)nvml);
+    cli_line("| %3lld | %4s | %-32s | %9s | %9s | %9s | %-4s | %4s | %-16s |", (long long)ordinal,
+             nv, name, total, used, free_s, cc, sm, bus);
 }
 
-static void context_notes(size_t n, const meminfo *mem)
+/* "35%", "41C", "-" when unknown. */
+static void fmt_or_dash(char *buf, size_t size, int64_t v, const char *unit)
 {
-    int created = 0, measured = 0;
+    if (v < 0)
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%lld%s", (long long)v, unit);
+}
+
+static void health_row(gpuprobe_context *ctx, size_t i)
+{
+    char util[24], mutil[24], temp[24], power[64], procs[24], pcie[96], numa[24];
+    int64_t mw = int_or(ctx, i, GPUPROBE_ATTR_POWER_MW);
+    int64_t limit = int_or(ctx, i, GPUPROBE_ATTR_POWER_LIMIT_MW);
+    int64_t gen = int_or(ctx, i, GPUPROBE_ATTR_PCIE_GEN), width = int_or(ctx, i, GPUPROBE_ATTR_PCIE_WIDTH);
+    int64_t mgen = int_or(ctx, i, GPUPROBE_ATTR_PCIE_MAX_GEN);
+    int64_t mwidth = int_or(ctx, i, GPUPROBE_ATTR_PCIE_MAX_WIDTH);
+    fmt_or_dash(util, sizeof util, int_or(ctx, i, GPUPROBE_ATTR_GPU_UTILIZATION), "%");
+    fmt_or_dash(mutil, sizeof mutil, int_or(ctx, i, GPUPROBE_ATTR_MEMORY_UTILIZATION), "%");
+    fmt_or_dash(temp, sizeof temp, int_or(ctx, i, GPUPROBE_ATTR_TEMPERATURE_C), "C");
+    fmt_or_dash(procs, sizeof procs, int_or(ctx, i, GPUPROBE_ATTR_COMPUTE_PROCESSES), "");
+    fmt_or_dash(numa, sizeof numa, int_or(ctx, i, GPUPROBE_ATTR_NUMA_NODE), "");
+    char a[24], b[24];
+    fmt_or_dash(a, sizeof a, mw < 0 ? -1 : (mw + 500) / 1000, "W");
+    fmt_or_dash(b, sizeof b, limit < 0 ? -1 : (limit + 500) / 1000, "W");
+    snprintf(power, sizeof power, "%s / %s", a, b);
+    if (gen < 0 && mgen < 0)
+        snprintf(pcie, sizeof pcie, "-");
+    else
+        snprintf(pcie, sizeof pcie, "%lldx%lld/%lldx%lld", (long long)gen, (long long)width,
+                 (long long)mgen, (long long)mwidth);
+    const char *cpus = "-";
+    gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_LOCAL_CPUS, &cpus);
+    cli_line("| %3lld | %4s | %4s | %4s | %15s | %5s | %-12s | %4s | %s",
+             (long long)int_or(ctx, i, GPUPROBE_ATTR_CUDA_INDEX), util, mutil, temp, power, procs,
+             pcie, numa, cpus);
+}
+
+/* The GPUs in MIG mode: each parent once, with the instances this process
+ * sees. */
+static void mig_notes(gpuprobe_context *ctx, size_t n)
+{
     for (size_t i = 1; i < n; i++) {
-        created |= mem[i].st == GPUPROBE_OK && (mem[i].m.flags & GPUPROBE_MEMORY_CREATED_CONTEXT);
-        measured |= mem[i].st == GPUPROBE_OK && (mem[i].m.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
+        const char *parent = NULL, *uuid = "?", *name = "?";
+        if (int_or(ctx, i, GPUPROBE_ATTR_MIG_INSTANCE) != 1)
+            continue;
+        gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_MIG_PARENT_UUID, &parent);
+        int first = 1; /* the first instance of its GPU in the list */
+        for (size_t j = 1; j < i && first; j++) {
+            const char *other = NULL;
+            first = !(int_or(ctx, j, GPUPROBE_ATTR_MIG_INSTANCE) == 1 && parent &&
+                      gpuprobe_device_get_string(ctx, j, GPUPROBE_ATTR_MIG_PARENT_UUID, &other) ==
+                          GPUPROBE_OK && strcmp(other, parent) == 0);
+        }
+        if (!first)
+            continue;
+        char nv[24] = "?", count[24] = "?";
+        fmt_or_dash(nv, sizeof nv, int_or(ctx, i, GPUPROBE_ATTR_NVML_INDEX), "");
+        fmt_or_dash(count, sizeof count, int_or(ctx, i, GPUPROBE_ATTR_MIG_COUNT), "");
+        cli_line("MIG: GPU %s (%s) is in MIG mode, with %s instance(s); this process sees:", nv,
+                 parent ? parent : "its UUID is not known", count);
+        for (size_t j = i; j < n; j++) {
+            const char *other = NULL;
+            if (int_or(ctx, j, GPUPROBE_ATTR_MIG_INSTANCE) != 1 ||
+                (parent && (gpuprobe_device_get_string(ctx, j, GPUPROBE_ATTR_MIG_PARENT_UUID, &other) !=
+                                GPUPROBE_OK ||
+                            strcmp(other, parent) != 0)) ||
+                (!parent && j != i))
+                continue;
+            char mix[24];
+            fmt_or_dash(mix, sizeof mix, int_or(ctx, j, GPUPROBE_ATTR_MIG_INDEX), "");
+            gpuprobe_device_get_string(ctx, j, GPUPROBE_ATTR_UUID, &uuid);
+            gpuprobe_device_get_string(ctx, j, GPUPROBE_ATTR_NAME, &name);
+            cli_line("  cuda:%lld = MIG instance %s, %s, %s", (long long)int_or(ctx, j, GPUPROBE_ATTR_CUDA_INDEX),
+                     mix, name, uuid);
+        }
     }
-    if (!created)
+}
+
+/* Where the memory figures come from. */
+static void memory_notes(const cli_probe *pr, size_t n, const meminfo *mem)
+{
+    int created = 0, measured = 0, nvml = 0, context = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (mem[i].st != GPUPROBE_OK)
+            continue;
+        created |= (mem[i].m.flags & GPUPROBE_MEMORY_CREATED_CONTEXT) != 0;
+        measured |= (mem[i].m.flags & GPUPROBE_MEMORY_CONTEXT_MEASURED) != 0;
+        nvml |= mem[i].m.source == GPUPROBE_MEMORY_SOURCE_NVML;
+        context |= mem[i].m.source == GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT;
+    }
+    if (nvml && !context)
+        cli_line("Memory: read through NVML; no CUDA context was created.");
+    if (!context)
         return;
-    cli_put("Free memory was read after creating a CUDA context on each GPU");
+    cli_put("Memory:");
+    for (size_t i = 1; i < n; i++)
+        if (mem[i].st == GPUPROBE_OK && mem[i].m.source == GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT)
+            cli_put(" cuda:%zu", i - 1);
+    cli_put(" read inside a CUDA context, as NVML could not answer");
+    if (created)
+        cli_put(" (the context was created for it)");
     if (measured) {
         cli_put("; the context itself takes:");
         for (size_t i = 1; i < n; i++) {
@@ -110,6 +217,7 @@ static void context_notes(size_t n, const meminfo *mem)
         }
     }
     cli_line(".");
+    (void)pr;
 }
 
 static void print_text(const cli_probe *pr, size_t n, const meminfo *mem)
@@ -124,13 +232,21 @@ static void print_text(const cli_probe *pr, size_t n, const meminfo *mem)
 
     if (pr->cause == GPUPROBE_CUDA_AVAILABLE && n > 1) {
         cli_line(RULE);
-        cli_line("| GPU | %-32s | %9s | %9s | %-4s | %4s | %-16s |", "Name", "Mem total",
-                 "Mem free", "CC", "SMs", "Bus-Id");
+        cli_line("| GPU | NVML | %-32s | %9s | %9s | %9s | %-4s | %4s | %-16s |", "Name", "Mem total",
+                 "Mem used", "Mem free", "CC", "SMs", "Bus-Id");
         cli_line(RULE);
         for (size_t i = 1; i < n; i++)
             gpu_row(pr->ctx, i, &mem[i]);
         cli_line(RULE);
-        context_notes(n, mem);
+        memory_notes(pr, n, mem);
+        cli_endl();
+        cli_line(RULE2);
+        cli_line("| GPU | Util | MemU | Temp |   Power / Limit | Procs | PCIe now/max | NUMA | Local CPUs");
+        cli_line(RULE2);
+        for (size_t i = 1; i < n; i++)
+            health_row(pr->ctx, i);
+        cli_line(RULE2);
+        mig_notes(pr->ctx, n);
     } else {
         cli_line("No usable CUDA GPU: %s [%s]", gpuprobe_cuda_cause_string(pr->cause),
                  gpuprobe_cuda_cause_name(pr->cause));
@@ -183,6 +299,39 @@ static struct json_object *memory_json(const gpuprobe_memory_info *m)
     cli_set_bool(o, "cgroup_limited", m->flags & GPUPROBE_MEMORY_CGROUP_LIMITED);
     cli_set_bool(o, "created_context", m->flags & GPUPROBE_MEMORY_CREATED_CONTEXT);
     cli_set_bool(o, "context_measured", m->flags & GPUPROBE_MEMORY_CONTEXT_MEASURED);
+    cli_set_u64(o, "used_bytes", m->used_bytes);
+    cli_set_u64(o, "reserved_bytes", m->reserved_bytes);
+    cli_set_str(o, "source", m->source == GPUPROBE_MEMORY_SOURCE_NVML           ? "nvml"
+                             : m->source == GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT ? "cuda_context"
+                                                                                : "host");
+    cli_set_bool(o, "context_held", m->context_held != 0);
+    return o;
+}
+
+/* A GPU's health now: each member null when the driver cannot say. */
+static struct json_object *health_json(gpuprobe_context *ctx, size_t i)
+{
+    static const struct {
+        const char *key;
+        gpuprobe_attr attr;
+    } members[] = {
+        {"gpu_utilization", GPUPROBE_ATTR_GPU_UTILIZATION},
+        {"memory_utilization", GPUPROBE_ATTR_MEMORY_UTILIZATION},
+        {"temperature_c", GPUPROBE_ATTR_TEMPERATURE_C},
+        {"power_mw", GPUPROBE_ATTR_POWER_MW},
+        {"power_limit_mw", GPUPROBE_ATTR_POWER_LIMIT_MW},
+        {"compute_processes", GPUPROBE_ATTR_COMPUTE_PROCESSES},
+        {"pcie_gen", GPUPROBE_ATTR_PCIE_GEN},
+        {"pcie_width", GPUPROBE_ATTR_PCIE_WIDTH},
+    };
+    struct json_object *o = cli_obj();
+    for (size_t k = 0; k < sizeof members / sizeof members[0]; k++) {
+        int64_t v = int_or(ctx, i, members[k].attr);
+        if (v < 0)
+            cli_set_null(o, members[k].key);
+        else
+            cli_set_i64(o, members[k].key, v);
+    }
     return o;
 }
 
@@ -199,6 +348,10 @@ static int print_json(const cli_probe *pr, size_t n, const meminfo *mem, int *fa
             cli_report(pr->ctx, st, "device %zu: reading its attributes", i);
             *failed = 1;
         }
+        int64_t kind = -1;
+        if (gpuprobe_device_get_int(pr->ctx, i, GPUPROBE_ATTR_KIND, &kind) == GPUPROBE_OK &&
+            kind == GPUPROBE_DEVICE_CUDA)
+            cli_set(d, "health", health_json(pr->ctx, i));
         if (mem[i].st == GPUPROBE_OK) {
             cli_set(d, "memory", memory_json(&mem[i].m));
             cli_set_null(d, "error");

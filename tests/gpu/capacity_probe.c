@@ -7,6 +7,12 @@
  * succeeds. Prints one JSON object. Exit 0: prediction allocatable and within
  * 2% of the real maximum; 1: not; 77: no usable GPU (skipped).
  *
+ * Two predictions: the first before this program has a CUDA context (free
+ * memory through NVML, the context's cost reserved at its default: how a
+ * probe sees a GPU it is about to use), reported; the second once the
+ * runtime made the context the allocations run in (nothing more reserved),
+ * which is held to the 2%.
+ *
  * The CUDA runtime is opened with dlopen like the library does, so this
  * program builds without linking CUDA.
  *
@@ -60,15 +66,14 @@ int main(void)
         fprintf(stderr, "select cuda:0: %s\n", gpuprobe_last_error(ctx));
         return 1;
     }
-    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-    gpuprobe_status st = gpuprobe_device_capacity(ctx, dev, GPUPROBE_DTYPE_FP16,
-                                                  GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap);
-    if (st != GPUPROBE_OK) {
+    gpuprobe_capacity cap0 = GPUPROBE_CAPACITY_INIT, cap = GPUPROBE_CAPACITY_INIT;
+    if (gpuprobe_device_capacity(ctx, dev, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0,
+                                 &cap0) != GPUPROBE_OK) {
         fprintf(stderr, "capacity: %s\n", gpuprobe_last_error(ctx));
         return 1;
     }
-    uint64_t predicted = 0;
-    gpuprobe_capacity_bytes(cap.max_params, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, &predicted);
+    uint64_t predicted0 = 0;
+    gpuprobe_capacity_bytes(cap0.max_params, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, &predicted0);
 
     void *rt = open_runtime();
     if (!rt) {
@@ -81,7 +86,14 @@ int main(void)
     int (*get_last)(void) = (int (*)(void))(uintptr_t)dlsym(rt, "cudaGetLastError");
     if (!cuda_malloc || !cuda_free || !set_device || !get_last)
         return 1;
-    set_device(0);
+    set_device(0); /* the runtime's context, which the allocations use */
+    if (gpuprobe_device_capacity(ctx, dev, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0,
+                                 &cap) != GPUPROBE_OK) {
+        fprintf(stderr, "capacity: %s\n", gpuprobe_last_error(ctx));
+        return 1;
+    }
+    uint64_t predicted = 0;
+    gpuprobe_capacity_bytes(cap.max_params, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, &predicted);
 
     void *p = NULL;
     int ok_pred = cuda_malloc(&p, (size_t)predicted) == 0;
@@ -110,17 +122,22 @@ int main(void)
         get_last();
     }
     double ratio = lo ? (double)predicted / (double)lo : 0.0;
+    double ratio0 = lo ? (double)predicted0 / (double)lo : 0.0;
     int pass = ok_pred && ratio >= 0.98 && ratio <= 1.0;
     printf("{\"device\": \"cuda:0\", \"total_bytes\": %llu, \"free_bytes\": %llu, "
            "\"reserve_bytes\": %llu, \"reserve_source\": %u, \"predicted_bytes\": %llu, "
            "\"predicted_params_fp16\": %llu, \"predicted_allocatable\": %s, "
            "\"plus_2pct_allocatable\": %s, \"max_allocatable_bytes\": %llu, "
-           "\"predicted_over_max\": %.4f, \"pass\": %s}\n",
+           "\"predicted_over_max\": %.4f, \"free_without_context_bytes\": %llu, "
+           "\"reserve_without_context_bytes\": %llu, \"predicted_without_context_bytes\": %llu, "
+           "\"without_context_over_max\": %.4f, \"pass\": %s}\n",
            (unsigned long long)cap.total_bytes, (unsigned long long)cap.free_bytes,
            (unsigned long long)cap.reserve_bytes, cap.reserve_source,
            (unsigned long long)predicted, (unsigned long long)cap.max_params,
            ok_pred ? "true" : "false", ok_plus2 ? "true" : "false",
-           (unsigned long long)lo, ratio, pass ? "true" : "false");
+           (unsigned long long)lo, ratio, (unsigned long long)cap0.free_bytes,
+           (unsigned long long)cap0.reserve_bytes, (unsigned long long)predicted0, ratio0,
+           pass ? "true" : "false");
     gpuprobe_context_destroy(ctx);
     dlclose(rt);
     return pass ? 0 : 1;

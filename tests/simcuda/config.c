@@ -35,7 +35,8 @@ enum { S_GLOBAL = 1, S_GPU = 2, S_MIG = 4 };
 
 typedef enum kind {
     K_STRING, K_BYTES, K_INT, K_MHZ, K_CC, K_DOUBLE, K_UUID, K_PCI, K_PRESET,
-    K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAULT_ASYNC
+    K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAULT_ASYNC,
+    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS
 } kind;
 
 typedef struct key {
@@ -74,6 +75,15 @@ static const key keys[] = {
     {"bus_bits", S_GPU, K_INT, U(bus_bits), 0},
     {"tflops", S_GPU | S_MIG, K_DOUBLE, U(tflops), 0},
     {"copy_gbps", S_GPU | S_MIG, K_DOUBLE, U(copy_gbps), 0},
+    {"utilization", S_GPU, K_PERCENT, U(util_gpu), 0},
+    {"memory_utilization", S_GPU, K_PERCENT, U(util_mem), 0},
+    {"temperature", S_GPU, K_INT, U(temp_c), 0},
+    {"power", S_GPU, K_WATTS, U(power_mw), 0},
+    {"power_limit", S_GPU, K_WATTS, U(power_limit_mw), 0},
+    {"pcie", S_GPU, K_LINK, 0, 0},
+    {"pcie_max", S_GPU, K_LINK, 0, 0},
+    {"process", S_GPU | S_MIG, K_PROCESS, 0, 0},
+    {"nvml_access", S_GPU, K_ACCESS, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -85,15 +95,16 @@ static const struct preset {
     int major, minor, sms, clock_mhz, mem_mhz, bus;
     uint64_t total;
     double tflops, gbps;
+    int pcie_gen, tdp_w, mig;
 } presets[] = {
-    {"H200", "NVIDIA H200", 9, 0, 132, 1980, 3201, 6144, UINT64_C(150754820096), 67.0, 50.0},
-    {"H100", "NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120, UINT64_C(85024112640), 67.0, 50.0},
-    {"A100-80GB", "NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120, UINT64_C(85100068864), 19.5, 25.0},
-    {"A100-40GB", "NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120, UINT64_C(42505273344), 19.5, 25.0},
-    {"L4", "NVIDIA L4", 8, 9, 58, 2040, 6251, 192, UINT64_C(23580639232), 30.3, 25.0},
-    {"RTX4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10501, 384, UINT64_C(25393692672), 82.6, 25.0},
-    {"T4", "Tesla T4", 7, 5, 40, 1590, 5001, 256, UINT64_C(15828320256), 8.1, 12.0},
-    {"K80", "Tesla K80", 3, 7, 13, 823, 2505, 384, UINT64_C(11996954624), 4.1, 12.0},
+    {"H200", "NVIDIA H200", 9, 0, 132, 1980, 3201, 6144, UINT64_C(150754820096), 67.0, 50.0, 5, 700, 1},
+    {"H100", "NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120, UINT64_C(85024112640), 67.0, 50.0, 5, 700, 1},
+    {"A100-80GB", "NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120, UINT64_C(85100068864), 19.5, 25.0, 4, 400, 1},
+    {"A100-40GB", "NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120, UINT64_C(42505273344), 19.5, 25.0, 4, 400, 1},
+    {"L4", "NVIDIA L4", 8, 9, 58, 2040, 6251, 192, UINT64_C(23580639232), 30.3, 25.0, 4, 72, 0},
+    {"RTX4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10501, 384, UINT64_C(25393692672), 82.6, 25.0, 4, 450, 0},
+    {"T4", "Tesla T4", 7, 5, 40, 1590, 5001, 256, UINT64_C(15828320256), 8.1, 12.0, 3, 70, 0},
+    {"K80", "Tesla K80", 3, 7, 13, 823, 2505, 384, UINT64_C(11996954624), 4.1, 12.0, 3, 150, 0},
 };
 
 /* What a section set explicitly, to fill defaults at its end. */
@@ -333,6 +344,10 @@ static void apply_preset(sim_unit *u, const struct preset *p)
     u->total = p->total;
     u->tflops = p->tflops;
     u->copy_gbps = p->gbps;
+    u->pcie_max_gen = p->pcie_gen;
+    u->pcie_max_width = 16;
+    u->power_limit_mw = (unsigned)p->tdp_w * 1000u;
+    u->mig_capable = p->mig;
 }
 
 /* ---- one key = value ---- */
@@ -461,6 +476,59 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
         else
             return fail(err, esize, line, "gemm_bug: '%s' (none, rowmajor, drop_last_k)", v);
         return 0;
+    case K_PERCENT:
+        if (parse_int(v, 0, 100, &x) != 0)
+            return fail(err, esize, line, "%s: '%s' is not a percent (0-100)", k, v);
+        *(int *)(void *)(base + def->off) = (int)x;
+        return 0;
+    case K_WATTS: {
+        char *end = NULL;
+        double w = strtod(v, &end);
+        while (end && *end == ' ')
+            end++;
+        if (end == v || (*end && strcmp(end, "W") != 0) || !isfinite(w) || w <= 0 || w > 1e5)
+            return fail(err, esize, line, "%s: '%s' is not a power in watts (e.g. 350 or 87.5W)", k, v);
+        *(unsigned *)(void *)(base + def->off) = (unsigned)nearbyint(w * 1000.0);
+        return 0;
+    }
+    case K_LINK: {
+        int gen, width;
+        char tail;
+        if (sscanf(v, "%dx%d%c", &gen, &width, &tail) != 2 || gen < 1 || gen > 9 ||
+            (width != 1 && width != 2 && width != 4 && width != 8 && width != 16 && width != 32))
+            return fail(err, esize, line, "%s: '%s' is not a PCIe link like 5x16 (generation x lanes)", k, v);
+        if (strcmp(k, "pcie") == 0) {
+            u->pcie_gen = gen;
+            u->pcie_width = width;
+        } else {
+            u->pcie_max_gen = gen;
+            u->pcie_max_width = width;
+        }
+        return 0;
+    }
+    case K_PROCESS: {
+        unsigned long pid;
+        char *end = NULL;
+        errno = 0;
+        pid = strtoul(v, &end, 10);
+        if (errno || end == v || *end != ':' || pid == 0 || pid > 4194304 ||
+            parse_bytes(end + 1, &b) != 0)
+            return fail(err, esize, line, "process: '%s': want PID:BYTES (e.g. 4242:20GiB)", v);
+        if (u->nprocs == SIM_MAX_PROCS)
+            return fail(err, esize, line, "at most %d processes per unit", SIM_MAX_PROCS);
+        u->procs[u->nprocs].pid = (unsigned)pid;
+        u->procs[u->nprocs].bytes = b;
+        u->nprocs++;
+        return 0;
+    }
+    case K_ACCESS:
+        if (strcmp(v, "denied") == 0)
+            u->nvml_denied = 1;
+        else if (strcmp(v, "ok") == 0)
+            u->nvml_denied = 0;
+        else
+            return fail(err, esize, line, "nvml_access: '%s' (ok or denied)", v);
+        return 0;
     case K_FAIL:
         return parse_rule(v, 0, cfg, err, esize, line);
     case K_FAULT_ASYNC:
@@ -528,6 +596,10 @@ static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
         u->cc_major = 8;
         u->cc_minor = 0;
     }
+    /* Without a preset, a GPU from compute capability 8.0 supports MIG. */
+    if (sec->kind == S_GPU && !sec->set_preset)
+        u->mig_capable = u->cc_major >= 8;
+
     if (!u->sms)
         u->sms = 108;
     if (!u->clock_khz)
@@ -540,6 +612,21 @@ static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
         u->tflops = 19.5;
     if (!u->copy_gbps)
         u->copy_gbps = 25.0;
+    /* NVML's figures of an idle GPU (a MIG instance answers none of them). */
+    if (!u->temp_c)
+        u->temp_c = 32;
+    if (!u->power_limit_mw)
+        u->power_limit_mw = 300000;
+    if (!u->power_mw)
+        u->power_mw = u->power_limit_mw / 10;
+    if (!u->pcie_max_gen) {
+        u->pcie_max_gen = 4;
+        u->pcie_max_width = 16;
+    }
+    if (!u->pcie_gen) {
+        u->pcie_gen = u->pcie_max_gen;
+        u->pcie_width = u->pcie_max_width;
+    }
     return 0;
 }
 
@@ -627,6 +714,10 @@ int sim_config_parse(const char *text, sim_config *cfg, char *err, size_t esize)
     if (r == 0)
         r = finish(&sec, cfg, err, esize);
     free(copy);
+    for (int i = 0; r == 0 && i < cfg->nunits; i++)
+        if (cfg->units[i].nmig > 0 && !cfg->units[i].mig_capable)
+            r = fail(err, esize, 0, "GPU %d (%s) has MIG instances but does not support MIG", i,
+                     cfg->units[i].name);
     for (int i = 0; r == 0 && i < cfg->nunits; i++)
         for (int j = 0; r == 0 && j < i; j++) {
             const sim_unit *a = &cfg->units[i], *b = &cfg->units[j];

@@ -85,6 +85,8 @@ static void install(const sim_config *cfg)
         u->nallocs = u->nworkspaces = 0;
         u->clock_s = 1.0;
         u->ordinal = -1;
+        u->contexts_created = 0;
+        u->bytes_allocated = 0;
     }
     sim.drv_init_done = 0;
     sim.drv_init_result = CUDA_ERROR_NOT_INITIALIZED;
@@ -176,6 +178,32 @@ static void ensure_configured(void)
         abort();
     }
     free(owned);
+}
+
+/* SIMCUDA_STATS: what this process did to the devices, written at exit
+ * (a program run whole is checked by it: "no context was created"). */
+__attribute__((destructor)) static void write_stats(void)
+{
+    const char *path = getenv("SIMCUDA_STATS");
+    if (!path || !path[0])
+        return;
+    pthread_mutex_lock(&lock);
+    unsigned long contexts = 0;
+    uint64_t bytes = 0, context_bytes = 0;
+    for (int i = 0; i < sim.cfg.nunits; i++) {
+        const sim_unit *u = &sim.cfg.units[i];
+        contexts += u->contexts_created;
+        bytes += u->bytes_allocated;
+        context_bytes += u->contexts_created * sim_ctx_cost(u);
+    }
+    FILE *f = fopen(path, "we");
+    if (f) {
+        fprintf(f, "{\"contexts_created\": %lu, \"context_bytes\": %llu, \"bytes_allocated\": %llu, "
+                "\"calls\": %lu}\n",
+                contexts, (unsigned long long)context_bytes, (unsigned long long)bytes, sim.seq);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 /* ---- the call log and injected failures ------------------------------------- */
@@ -489,6 +517,8 @@ uint64_t sim_ctx_cost(const sim_unit *u)
 static uint64_t unit_used(const sim_unit *u)
 {
     uint64_t used = u->total - u->free0 + u->alloc_bytes;
+    for (int i = 0; i < u->nprocs; i++)
+        used += u->procs[i].bytes; /* other processes' */
     if (u->ctx.active)
         used += sim_ctx_cost(u);
     return used;
@@ -529,6 +559,7 @@ CUresult sim_ctx_retain(sim_unit *u)
         c->unit = u;
         c->active = 1;
         c->null_stream.ctx = c;
+        u->contexts_created++;
     }
     c->refs++;
     return CUDA_SUCCESS;
@@ -657,6 +688,7 @@ cudaError_t sim_dev_alloc(sim_ctx *ctx, size_t size, sim_tag tag, sim_alloc **ou
     a->next = sim.allocs;
     sim.allocs = a;
     u->alloc_bytes += charge;
+    u->bytes_allocated += charge;
     u->nallocs++;
     if (tag == SIM_TAG_WORKSPACE)
         u->nworkspaces++;
@@ -1172,6 +1204,8 @@ SIM_EXPORT int simcuda_unit(int unit, simcuda_unit_state *out)
         out->allocations = u->nallocs;
         out->workspaces = u->nworkspaces;
         out->pending_ops = c->null_stream.pending;
+        out->contexts_created = u->contexts_created;
+        out->bytes_allocated = u->bytes_allocated;
         for (const sim_stream *s = c->streams; s; s = s->next) {
             out->streams++;
             out->pending_ops += s->pending;

@@ -95,6 +95,8 @@ static const struct {
     {"CUBLAS_STATUS_NOT_SUPPORTED", "the functionality requested is not supported"},
     {"NVML_ERROR_UNINITIALIZED", "Uninitialized"},
     {"NVML_ERROR_INVALID_ARGUMENT", "Invalid Argument"},
+    {"NVML_ERROR_NOT_SUPPORTED", "Not Supported"},
+    {"NVML_ERROR_NO_PERMISSION", "Insufficient Permissions"},
     {"NVML_ERROR_NOT_FOUND", "Not Found"},
     {"NVML_ERROR_INSUFFICIENT_SIZE", "Insufficient Size"},
     {"NVML_ERROR_DRIVER_NOT_LOADED", "Driver Not Loaded"},

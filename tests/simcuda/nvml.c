@@ -10,7 +10,15 @@
  * and CUDA ordinal can differ); MIG instances are reached through their
  * parent or their MIG- UUID; memory figures come from the same state as
  * the driver's (contexts and allocations of this process included), NVML's
- * total being CUDA's plus the memory the driver reserves.
+ * total being CUDA's plus the memory the driver reserves. Health figures
+ * (utilisation, temperature, power, PCIe link) are the configured ones;
+ * compute processes are the configured other processes and this one while
+ * it has a context on the unit. A MIG instance's handle answers memory and
+ * processes of its own and NVML_ERROR_NOT_SUPPORTED for the physical
+ * figures (ask its GPU); utilisation is not supported in MIG mode. A GPU
+ * with nvml_access = denied answers NVML_ERROR_NO_PERMISSION to every
+ * query of its own, as a container holding only one of its MIG instances
+ * sees it.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -22,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "nvml_decl.h"
 
@@ -257,10 +266,18 @@ static void memory(const sim_unit *u, unsigned long long *t, unsigned long long 
     *f = sim_unit_free(u);
 }
 
+/* A GPU whose queries are refused (nvml_access = denied). */
+#define NEED_ACCESS(u)                                                        \
+    do {                                                                      \
+        if ((u)->nvml_denied)                                                 \
+            LEAVE(NVML_ERROR_NO_PERMISSION);                                  \
+    } while (0)
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *mem)
 {
     ENTER("nvmlDeviceGetMemoryInfo");
     NEED_UNIT(u, device);
+    NEED_ACCESS(u);
     if (!mem)
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
     unsigned long long t, r, f;
@@ -275,6 +292,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 {
     ENTER("nvmlDeviceGetMemoryInfo_v2");
     NEED_UNIT(u, device);
+    NEED_ACCESS(u);
     if (!mem)
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
     if (mem->version != nvmlMemory_v2)
@@ -295,7 +313,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
     NEED_UNIT(u, device);
     if (!currentMode || !pendingMode || u->parent >= 0)
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    if (u->cc_major < 8)
+    if (!u->mig_capable)
         LEAVE(NVML_ERROR_NOT_SUPPORTED);
     *currentMode = *pendingMode = u->nmig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
     LEAVE(NVML_SUCCESS);
@@ -337,4 +355,139 @@ nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
     *device = handle(&sim.cfg.units[u->parent]);
     LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+    ENTER("nvmlDeviceGetMaxMigDeviceCount");
+    NEED_UNIT(u, device);
+    if (!count || u->parent >= 0)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    /* 0 when MIG is not supported or not enabled. */
+    *count = u->mig_capable && u->nmig > 0 ? 7 : 0;
+    LEAVE(NVML_SUCCESS);
+}
+
+/* The physical figures: a GPU's own, refused on a MIG instance's handle. */
+#define NEED_GPU(u, d, out)                                                   \
+    NEED_UNIT(u, d);                                                          \
+    if (!(out))                                                               \
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);                                   \
+    if (u->parent >= 0)                                                       \
+        LEAVE(NVML_ERROR_NOT_SUPPORTED);                                      \
+    NEED_ACCESS(u)
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
+{
+    ENTER("nvmlDeviceGetUtilizationRates");
+    NEED_GPU(u, device, utilization);
+    if (u->nmig > 0)
+        LEAVE(NVML_ERROR_NOT_SUPPORTED); /* not in MIG mode */
+    utilization->gpu = (unsigned)u->util_gpu;
+    utilization->memory = (unsigned)u->util_mem;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensorType, unsigned int *temp)
+{
+    ENTER("nvmlDeviceGetTemperature");
+    NEED_GPU(u, device, temp);
+    if (sensorType != NVML_TEMPERATURE_GPU)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    *temp = (unsigned)u->temp_c;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
+{
+    ENTER("nvmlDeviceGetPowerUsage");
+    NEED_GPU(u, device, power);
+    *power = u->power_mw;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit)
+{
+    ENTER("nvmlDeviceGetEnforcedPowerLimit");
+    NEED_GPU(u, device, limit);
+    *limit = u->power_limit_mw;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen)
+{
+    ENTER("nvmlDeviceGetCurrPcieLinkGeneration");
+    NEED_GPU(u, device, currLinkGen);
+    *currLinkGen = (unsigned)u->pcie_gen;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth)
+{
+    ENTER("nvmlDeviceGetCurrPcieLinkWidth");
+    NEED_GPU(u, device, currLinkWidth);
+    *currLinkWidth = (unsigned)u->pcie_width;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen)
+{
+    ENTER("nvmlDeviceGetMaxPcieLinkGeneration");
+    NEED_GPU(u, device, maxLinkGen);
+    *maxLinkGen = (unsigned)u->pcie_max_gen;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth)
+{
+    ENTER("nvmlDeviceGetMaxPcieLinkWidth");
+    NEED_GPU(u, device, maxLinkWidth);
+    *maxLinkWidth = (unsigned)u->pcie_max_width;
+    LEAVE(NVML_SUCCESS);
+}
+
+/* The compute processes of one unit appended at out[n] (while room lasts):
+ * the configured ones, then this process while it has a context there.
+ * Returns the new count. */
+static unsigned unit_procs(const sim_unit *u, nvmlProcessInfo_t *out, unsigned room, unsigned n)
+{
+    for (int i = 0; i <= u->nprocs; i++) {
+        nvmlProcessInfo_t p = {0, 0, 0, 0};
+        if (i < u->nprocs) {
+            p.pid = u->procs[i].pid;
+            p.usedGpuMemory = u->procs[i].bytes;
+        } else if (u->ctx.active) {
+            p.pid = (unsigned)getpid();
+            p.usedGpuMemory = sim_ctx_cost(u) + u->alloc_bytes;
+        } else {
+            break;
+        }
+        if (u->parent >= 0) /* the instance's place among its GPU's units */
+            p.gpuInstanceId = (unsigned)(u - &sim.cfg.units[u->parent]);
+        if (out && n < room)
+            out[n] = p;
+        n++;
+    }
+    return n;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos)
+{
+    ENTER("nvmlDeviceGetComputeRunningProcesses_v3");
+    NEED_UNIT(u, device);
+    if (!infoCount || (*infoCount > 0 && !infos))
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    NEED_ACCESS(u);
+    /* A GPU in MIG mode answers for all of its instances. */
+    unsigned room = *infoCount, n = unit_procs(u, infos, room, 0);
+    int self = (int)(u - sim.cfg.units);
+    for (int i = self + 1; u->parent < 0 && u->nmig > 0 && i < sim.cfg.nunits; i++)
+        if (sim.cfg.units[i].parent == self)
+            n = unit_procs(&sim.cfg.units[i], infos, room, n);
+    *infoCount = n;
+    /* Too small an array (an empty one asks for the count) is
+     * NVML_ERROR_INSUFFICIENT_SIZE with the count; none running, or all
+     * of them returned, NVML_SUCCESS. */
+    LEAVE(n > room ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS);
 }

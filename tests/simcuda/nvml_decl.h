@@ -21,6 +21,21 @@ typedef struct nvmlMemory_v2_st {
     unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
 
+typedef struct nvmlUtilization_st {
+    unsigned int gpu, memory;
+} nvmlUtilization_t;
+
+/* What nvmlDeviceGetComputeRunningProcesses_v3 fills (nvml.h's
+ * nvmlProcessInfo_t, the same layout as nvmlProcessInfo_v2_t). */
+typedef struct nvmlProcessInfo_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+#define NVML_TEMPERATURE_GPU 0
+
 #define NVML_STRUCT_VERSION(data, ver) \
     (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
 #define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
@@ -48,6 +63,17 @@ API nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigne
 API nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice);
 API nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice);
 API nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device);
+API nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+API nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization);
+API nvmlDeviceGetTemperature(nvmlDevice_t device, int sensorType, unsigned int *temp);
+API nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
+API nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit);
+API nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                            nvmlProcessInfo_t *infos);
+API nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen);
+API nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth);
+API nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen);
+API nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth);
 
 #undef API
 

@@ -1,6 +1,7 @@
 /*
  * scenario_fleet.c - libgpuprobe (the shared library, unmodified) against
- * simulated fleets: one H200; two heterogeneous GPUs (selection, which
+ * simulated fleets: one H200 (memory through NVML, no context; the context
+ * fallback with NVML off); two heterogeneous GPUs (selection, which
  * devices get a context); CUDA_VISIBLE_DEVICES (empty, an index, UUIDs, a
  * list cut by an invalid entry, a MIG instance); the caller's current
  * context; what stays alive after gpuprobe_context_destroy().
@@ -65,9 +66,12 @@ static CUcontext current_context(void)
     return c;
 }
 
-/* One H200: what the library reports is what the board is; asking for
- * free memory creates (and measures) a context, and destroying the
- * gpuprobe context gives it back. */
+/* One H200: what the library reports is what the board is. Its memory
+ * comes from NVML: no CUDA context, no device memory, nothing current;
+ * capacity reserves the context a program will need. With NVML turned off,
+ * the stated fallback creates the device's context (said in the CUDA
+ * detail and the result), and destroying the gpuprobe context gives it
+ * back. */
 static void one_h200_probe(void **state)
 {
     (void)state;
@@ -80,6 +84,7 @@ static void one_h200_probe(void **state)
     const char *detail = NULL;
     assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_AVAILABLE);
     assert_contains(detail, "1 CUDA device(s); driver supports CUDA 13.0, runtime 13.0");
+    assert_null(strstr(detail, "NVML"));
     int v = 0;
     EXPECT(ctx, gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
     assert_int_equal(v, 13000);
@@ -94,43 +99,88 @@ static void one_h200_probe(void **state)
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MEMORY_CLOCK_KHZ), 3201000);
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MEMORY_BUS_BITS), 6144);
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY), (int64_t)H200_TOTAL);
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_NVML_INDEX), 0);
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 0);
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_MODE), 0);
     /* Enumeration creates no context. */
     assert_false(unit_state(0).context_active);
 
     gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
     EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
     assert_int_equal(m.total_bytes, H200_TOTAL);
-    assert_int_equal(m.available_bytes, H200_TOTAL - 500 * MiB);
-    assert_int_equal(m.flags, GPUPROBE_MEMORY_CREATED_CONTEXT | GPUPROBE_MEMORY_CONTEXT_MEASURED);
-    assert_int_equal(m.context_bytes, 500 * MiB); /* measured through NVML */
+    assert_int_equal(m.available_bytes, H200_TOTAL);
+    assert_int_equal(m.used_bytes, 0);
+    assert_int_equal(m.flags, 0);
+    assert_int_equal(m.context_bytes, 0);
+    assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
+    assert_int_equal(m.context_held, 0);
+    assert_null(current_context());
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    EXPECT(ctx, gpuprobe_device_capacity(ctx, 1, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+           GPUPROBE_OK);
+    /* Free was read without a context: the one a program needs is
+     * reserved, at the default (nothing measured it). */
+    assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_DEFAULT);
+    assert_int_equal(cap.reserve_bytes, GPUPROBE_DEFAULT_CONTEXT_RESERVE);
+    assert_int_equal(cap.usable_bytes, H200_TOTAL - GPUPROBE_DEFAULT_CONTEXT_RESERVE);
     simcuda_unit_state st = unit_state(0);
+    assert_false(st.context_active);
+    assert_int_equal(st.contexts_created, 0);
+    assert_int_equal(st.bytes_allocated, 0);
+    assert_int_equal(simcuda_log_count("cuDevicePrimaryCtxRetain", SIMCUDA_ANY), 0);
+    assert_int_equal(simcuda_log_count("cuMemGetInfo_v2", SIMCUDA_ANY), 0);
+    assert_int_equal(simcuda_log_count("cudaSetDevice", SIMCUDA_ANY), 0);
+    /* Found by UUID, never by PCI bus id. */
+    assert_true(simcuda_log_count("nvmlDeviceGetHandleByUUID", SIMCUDA_ANY) > 0);
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetHandleByPciBusId_v2", SIMCUDA_ANY), 0);
+    assert_int_equal(simcuda_nvml_refs(), 1);
+    gpuprobe_context_destroy(ctx);
+    assert_int_equal(simcuda_nvml_refs(), 0);
+
+    /* NVML off: the fallback, stated. */
+    simcuda_log_clear();
+    setenv("GPUPROBE_NVML", "off", 1);
+    ctx = new_ctx();
+    unsetenv("GPUPROBE_NVML");
+    assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_AVAILABLE);
+    assert_contains(detail, "; NVML is not usable (GPUPROBE_NVML turns NVML off): GPU memory "
+                            "is read through a CUDA context");
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT),
+           GPUPROBE_ERR_UNSUPPORTED);
+    assert_contains(gpuprobe_last_error(ctx), "cannot be read without a CUDA context");
+    assert_contains(gpuprobe_last_error(ctx), "GPUPROBE_NVML turns NVML off");
+    assert_false(unit_state(0).context_active);
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
+    assert_int_equal(m.available_bytes, H200_TOTAL - 500 * MiB);
+    assert_int_equal(m.flags, GPUPROBE_MEMORY_CREATED_CONTEXT); /* nothing can measure it */
+    assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT);
+    assert_int_equal(m.context_held, 1);
+    st = unit_state(0);
     assert_true(st.context_active);
     assert_int_equal(st.context_refs, 1);
     assert_false(st.runtime_holds); /* the driver API only: no runtime context */
     assert_null(current_context()); /* nothing left current on this thread */
-    /* Again: no new context, the same measured cost. */
-    gpuprobe_memory_info m2 = GPUPROBE_MEMORY_INFO_INIT;
-    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m2, 0), GPUPROBE_OK);
-    assert_int_equal(m2.flags, GPUPROBE_MEMORY_CONTEXT_MEASURED);
-    assert_int_equal(m2.context_bytes, 500 * MiB);
+    /* Again: no new context. */
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
+    assert_int_equal(m.flags, 0);
     assert_int_equal(unit_state(0).context_refs, 1);
-    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
     EXPECT(ctx, gpuprobe_device_capacity(ctx, 1, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
            GPUPROBE_OK);
-    /* Free was read inside the context this process now holds, so it
-     * already excludes the context's cost: nothing more is reserved. */
+    /* Read inside the context this process now holds: nothing more. */
     assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_CONTEXT_HELD);
     assert_int_equal(cap.reserve_bytes, 0);
     assert_int_equal(cap.usable_bytes, H200_TOTAL - 500 * MiB);
     assert_int_equal(cap.max_params, (H200_TOTAL - 500 * MiB) / 2);
-    assert_int_equal(simcuda_log_count("cudaSetDevice", SIMCUDA_ANY), 0);
-    assert_int_equal(simcuda_nvml_refs(), 1);
-
+    assert_int_equal(simcuda_nvml_refs(), 0); /* never loaded */
+    assert_int_equal(simcuda_log_count("nvmlInit_v2", SIMCUDA_ANY), 0);
+    int64_t x = 0;
+    EXPECT(ctx, gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_TEMPERATURE_C, &x),
+           GPUPROBE_ERR_UNSUPPORTED);
+    assert_contains(gpuprobe_last_error(ctx), "NVML is not usable: GPUPROBE_NVML turns NVML off");
     gpuprobe_context_destroy(ctx);
     st = unit_state(0);
     assert_false(st.context_active); /* released: its memory is free again */
     assert_int_equal(st.free_bytes, H200_TOTAL);
-    assert_int_equal(simcuda_nvml_refs(), 0);
 }
 
 /* auto and cuda pick the GPU with the most free memory; cuda:1 and
@@ -274,10 +324,12 @@ static void visible_devices_index(void **state)
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_CUDA_INDEX), 0);
     gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
     EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
-    assert_int_equal(m.available_bytes, (UINT64_C(120) << 30) - 500 * MiB);
-    assert_int_equal(m.context_bytes, 500 * MiB); /* NVML found it by PCI bus id */
+    assert_int_equal(m.available_bytes, UINT64_C(120) << 30);
+    assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
+    /* NVML numbers the GPUs by bus id, whatever CUDA_VISIBLE_DEVICES says. */
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_NVML_INDEX), 1);
     assert_false(unit_state(0).context_active);
-    assert_true(unit_state(1).context_active);
+    assert_false(unit_state(1).context_active);
     gpuprobe_context_destroy(ctx);
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
@@ -314,7 +366,8 @@ static void visible_devices_uuids(void **state)
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
-/* A MIG instance named by its UUID is a device of its own memory. */
+/* A MIG instance named by its UUID is a device of its own memory, with
+ * its own MIG- UUID. */
 static void visible_devices_mig(void **state)
 {
     (void)state;
@@ -327,10 +380,15 @@ static void visible_devices_mig(void **state)
     EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
     assert_int_equal(n, 2);
     assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_NAME), "NVIDIA H200 MIG 1g.18gb");
+    assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_UUID), "MIG-7a1b0000-0000-4000-8000-000000000001");
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 1);
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY), (int64_t)(16 * GiB));
     gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
     EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
-    assert_int_equal(m.available_bytes, 16 * GiB - 500 * MiB);
+    assert_int_equal(m.total_bytes, 16 * GiB);
+    assert_int_equal(m.available_bytes, 16 * GiB);
+    assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
+    assert_false(unit_state(1).context_active);
     gpuprobe_context_destroy(ctx);
     unsetenv("CUDA_VISIBLE_DEVICES");
 }

@@ -255,8 +255,17 @@ static void sticky_fault(void **state)
         assert_int_equal(unit_state(0).faulted, cudaErrorIllegalAddress);
         r = run(ctx, 1, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_CUDA);
         assert_contains(gpuprobe_last_error(ctx), "cudaErrorIllegalAddress");
+        /* NVML still reads the device's memory (the poisoned context is
+         * this process's); through the context, the fault shows. */
         gpuprobe_context *other = new_ctx();
         gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+        EXPECT(other, gpuprobe_device_memory(other, 1, &m, 0), GPUPROBE_OK);
+        assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
+        assert_int_equal(m.context_held, 1);
+        gpuprobe_context_destroy(other);
+        setenv("GPUPROBE_NVML", "off", 1);
+        other = new_ctx();
+        unsetenv("GPUPROBE_NVML");
         EXPECT(other, gpuprobe_device_memory(other, 1, &m, 0), GPUPROBE_ERR_CUDA);
         assert_contains(gpuprobe_last_error(other), "CUDA_ERROR_ILLEGAL_ADDRESS");
         r = run(other, 2, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_OK);

@@ -93,6 +93,14 @@ static void config_errors(void **state)
         "[gpu]\nname = a\\x4\n",              /* short escape */
         "[gpu]\nname = a\\x00b\n",            /* a NUL cannot be a name byte */
         "[gpu]\nname = a\\\n",               /* a backslash at the end */
+        "[gpu]\nutilization = 101\n",          /* not a percent */
+        "[gpu]\npower = -3\n",                 /* not watts */
+        "[gpu]\npcie = 5x3\n",                 /* no such width */
+        "[gpu]\nprocess = 4242\n",             /* no memory */
+        "[gpu]\nprocess = 0:1GiB\n",           /* no such PID */
+        "[gpu]\nnvml_access = maybe\n",
+        "[mig]\nutilization = 5\n",            /* a GPU's figure */
+        "[gpu]\npreset = L4\n[mig]\n",         /* no MIG on that board */
     };
     configure("[gpu]\npreset = T4\n");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -915,6 +923,14 @@ static void nvml_view(void **state)
     assert_int_equal(cudaMalloc(&p, 1000), cudaSuccess); /* ordinal 0 is the H200 */
     assert_int_equal(nvmlDeviceGetMemoryInfo(d, &m), NVML_SUCCESS);
     assert_int_equal(m.used - used0, 300 * MiB + 1024);
+    simcuda_unit_state st;
+    int h200 = simcuda_unit_of_ordinal(0);
+    assert_int_equal(simcuda_unit(h200, &st), 0);
+    assert_int_equal(st.bytes_allocated, 1024);
+    assert_int_equal(st.contexts_created, 1);
+    assert_int_equal(cudaFree(p), cudaSuccess);
+    assert_int_equal(simcuda_unit(h200, &st), 0);
+    assert_int_equal(st.bytes_allocated, 1024); /* a sum: freeing takes nothing off */
     assert_int_equal(nvmlShutdown(), NVML_SUCCESS);
     assert_int_equal(nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
     /* MIG handles. */
@@ -939,6 +955,121 @@ static void nvml_view(void **state)
     configure("nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n[gpu]\n");
     assert_int_equal(nvmlInit_v2(), NVML_ERROR_DRIVER_NOT_LOADED);
     assert_string_equal(nvmlErrorString(NVML_ERROR_DRIVER_NOT_LOADED), "Driver Not Loaded");
+}
+
+/* Health, placement and processes; the MIG handles' restrictions; a GPU
+ * that refuses its own queries. */
+static void nvml_health(void **state)
+{
+    (void)state;
+    configure("[gpu]\npreset = H100\nutilization = 35\nmemory_utilization = 12\ntemperature = 58\n"
+              "power = 301.25W\npcie = 3x8\nprocess = 4242:20GiB\nprocess = 77:1GiB\n"
+              "[gpu]\npreset = T4\n");
+    assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+    nvmlDevice_t d, t4;
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(1, &t4), NVML_SUCCESS);
+    nvmlUtilization_t u = {9, 9};
+    assert_int_equal(nvmlDeviceGetUtilizationRates(d, &u), NVML_SUCCESS);
+    assert_int_equal(u.gpu, 35);
+    assert_int_equal(u.memory, 12);
+    unsigned v = 0;
+    assert_int_equal(nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
+    assert_int_equal(v, 58);
+    assert_int_equal(nvmlDeviceGetTemperature(d, 7, &v), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(nvmlDeviceGetPowerUsage(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 301250);
+    assert_int_equal(nvmlDeviceGetEnforcedPowerLimit(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 700000); /* the preset's */
+    assert_int_equal(nvmlDeviceGetEnforcedPowerLimit(t4, &v), NVML_SUCCESS);
+    assert_int_equal(v, 70000);
+    assert_int_equal(nvmlDeviceGetPowerUsage(t4, &v), NVML_SUCCESS);
+    assert_int_equal(v, 7000); /* idle: a tenth of the limit */
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkGeneration(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 3);
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkWidth(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 8);
+    assert_int_equal(nvmlDeviceGetMaxPcieLinkGeneration(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 5);
+    assert_int_equal(nvmlDeviceGetMaxPcieLinkWidth(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 16);
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkGeneration(t4, &v), NVML_SUCCESS);
+    assert_int_equal(v, 3); /* at its best, the preset's */
+    /* The processes: the count protocol, then the list. */
+    unsigned count = 0;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(d, &count, NULL), NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(count, 2);
+    nvmlProcessInfo_t p[4];
+    count = 1;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p), NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(count, 2);
+    count = 1;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(d, &count, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    count = 4;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 2);
+    assert_int_equal(p[0].pid, 4242);
+    assert_int_equal(p[0].usedGpuMemory, UINT64_C(20) << 30);
+    assert_int_equal(p[1].pid, 77);
+    count = 0;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(t4, &count, NULL), NVML_SUCCESS);
+    assert_int_equal(count, 0);
+    /* Their memory is used; this process joins the list with a context. */
+    nvmlMemory_t m;
+    assert_int_equal(nvmlDeviceGetMemoryInfo(d, &m), NVML_SUCCESS);
+    assert_int_equal(m.used, UINT64_C(21) << 30);
+    assert_int_equal(cuInit(0), CUDA_SUCCESS);
+    CUcontext c;
+    assert_int_equal(cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
+    count = 4;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 3);
+    assert_int_equal(p[2].pid, (unsigned)getpid());
+    assert_int_equal(p[2].usedGpuMemory, 500 * MiB);
+    assert_int_equal(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    assert_int_equal(cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS); /* a second one */
+    assert_int_equal(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+    simcuda_unit_state st;
+    assert_int_equal(simcuda_unit(0, &st), 0);
+    assert_int_equal(st.contexts_created, 2);
+    assert_int_equal(st.bytes_allocated, 0);
+
+    /* MIG: an instance answers memory and processes, not the physical
+     * figures; utilisation is not supported in MIG mode; a GPU with
+     * nvml_access = denied refuses its own queries, not its instances'. */
+    configure("[gpu]\npreset = A100-80GB\nnvml_access = denied\n[mig]\ntotal = 10GiB\nprocess = 9:1GiB\n"
+              "[mig]\ntotal = 20GiB\n[gpu]\npreset = A100-40GB\n");
+    assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+    nvmlDevice_t gpu, mig, other;
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(0, &gpu), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(1, &other), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetMigDeviceHandleByIndex(gpu, 0, &mig), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetMaxMigDeviceCount(gpu, &v), NVML_SUCCESS);
+    assert_int_equal(v, 7);
+    assert_int_equal(nvmlDeviceGetMaxMigDeviceCount(other, &v), NVML_SUCCESS);
+    assert_int_equal(v, 0);
+    assert_int_equal(nvmlDeviceGetMaxMigDeviceCount(mig, &v), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(nvmlDeviceGetMemoryInfo(mig, &m), NVML_SUCCESS);
+    assert_int_equal(m.total, UINT64_C(10) << 30);
+    assert_int_equal(m.used, UINT64_C(1) << 30);
+    count = 0;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(mig, &count, NULL), NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(count, 1);
+    assert_int_equal(nvmlDeviceGetTemperature(mig, NVML_TEMPERATURE_GPU, &v), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(nvmlDeviceGetUtilizationRates(mig, &u), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(nvmlDeviceGetMemoryInfo(gpu, &m), NVML_ERROR_NO_PERMISSION);
+    assert_int_equal(nvmlDeviceGetTemperature(gpu, NVML_TEMPERATURE_GPU, &v), NVML_ERROR_NO_PERMISSION);
+    count = 0;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(gpu, &count, NULL), NVML_ERROR_NO_PERMISSION);
+    assert_string_equal(nvmlErrorString(NVML_ERROR_NO_PERMISSION), "Insufficient Permissions");
+    configure("[gpu]\npreset = A100-80GB\n[mig]\nprocess = 9:1GiB\n[mig]\nprocess = 10:2GiB\n");
+    assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(0, &gpu), NVML_SUCCESS);
+    count = 0; /* the GPU answers for its instances */
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(gpu, &count, NULL), NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(count, 2);
+    assert_int_equal(nvmlDeviceGetUtilizationRates(gpu, &u), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(nvmlDeviceGetTemperature(gpu, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
 }
 
 /* The runtime refuses a driver older than its major. */
@@ -977,6 +1108,7 @@ int main(void)
         cmocka_unit_test_setup(injection_and_log, setup),
         cmocka_unit_test_setup(threads_have_own_stacks, setup),
         cmocka_unit_test_setup(nvml_view, setup),
+        cmocka_unit_test_setup(nvml_health, setup),
         cmocka_unit_test_setup(runtime_needs_new_enough_driver, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

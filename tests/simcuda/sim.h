@@ -33,6 +33,7 @@
 #define SIM_MAX_UNITS 64
 #define SIM_STACK_MAX 64
 #define SIM_MAX_RULES 32
+#define SIM_MAX_PROCS 8
 
 /* ---- NVML: declared from its documentation (the toolkit has no nvml.h) ---- */
 
@@ -183,12 +184,26 @@ struct sim_unit {
     double tflops, copy_gbps;
     int parent;              /* -1: a GPU; else the GPU of this MIG instance */
     int nmig;                /* a GPU's MIG instances (MIG mode on when > 0) */
+    int mig_capable;         /* the board supports MIG (presets: A100, H100, H200) */
+    /* NVML: health and placement, as configured */
+    int util_gpu, util_mem;  /* percent */
+    int temp_c;
+    unsigned power_mw, power_limit_mw;
+    int pcie_gen, pcie_width, pcie_max_gen, pcie_max_width;
+    int nvml_denied;         /* the GPU's own queries: NVML_ERROR_NO_PERMISSION */
+    struct {
+        unsigned pid;
+        uint64_t bytes;      /* device memory it uses (counted as used) */
+    } procs[SIM_MAX_PROCS];  /* other processes with a context here */
+    int nprocs;
     /* state */
     sim_ctx ctx;
     uint64_t alloc_bytes;
     size_t nallocs, nworkspaces;
     double clock_s;          /* simulated device time */
     int ordinal;             /* CUDA ordinal; -1 not enumerated */
+    unsigned long contexts_created; /* since configuration */
+    uint64_t bytes_allocated;       /* device allocations since configuration, summed */
 };
 
 typedef struct sim_rule {

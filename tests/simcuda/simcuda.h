@@ -14,6 +14,11 @@
  *   SIMCUDA_FLEET   the configuration text (';' may separate lines)
  *   SIMCUDA_CONFIG  a file holding the configuration text
  *   SIMCUDA_LOG     append one line per simulated call to this file
+ *   SIMCUDA_STATS   at exit, write to this file what the process did to the
+ *                   devices, as one JSON object: {"contexts_created": N,
+ *                   "context_bytes": N (the device memory they took),
+ *                   "bytes_allocated": N, "calls": N}, summed over the
+ *                   units since configuration
  *
  * Without either variable the fleet is one H200 (preset = H200).
  * docs/testing.md describes the configuration language.
@@ -117,6 +122,8 @@ typedef struct simcuda_unit_state {
     size_t events;            /* live events */
     size_t blas_handles;      /* live cuBLAS handles */
     size_t pending_ops;       /* queued work not executed yet (deferred mode) */
+    unsigned long contexts_created; /* primary contexts created since configuration */
+    uint64_t bytes_allocated; /* device memory allocated since configuration, summed */
 } simcuda_unit_state;
 int simcuda_unit(int unit, simcuda_unit_state *out);
 

@@ -23,6 +23,13 @@ usage: run.py [options] -- PROGRAM [ARG...]
                    value (150754820096, true, null, "cuda:1")
   --clean          stdout and stderr are valid UTF-8 without control bytes
                    other than newline: nothing raw reached the terminal
+  --sim-stats KEY=N  (the simulated NVIDIA stack) what the program did to
+                   the simulated devices, as SIMCUDA_STATS writes it at
+                   exit, has KEY equal to N: "contexts_created=0",
+                   "bytes_allocated=0"
+  --sim-calls-none RE  no call in the simulation's call log (SIMCUDA_LOG)
+                   is of a function matching RE
+  --sim-calls-some RE  at least one call is
 
 Passes (exit 0) when every check holds; otherwise prints what happened.
 """
@@ -33,6 +40,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jsondoc  # noqa: E402
@@ -83,6 +91,9 @@ def main():
     ap.add_argument("--json-has", action="append", default=[])
     ap.add_argument("--json-eq", action="append", default=[])
     ap.add_argument("--clean", action="store_true")
+    ap.add_argument("--sim-stats", action="append", default=[])
+    ap.add_argument("--sim-calls-none", action="append", default=[])
+    ap.add_argument("--sim-calls-some", action="append", default=[])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
@@ -90,7 +101,7 @@ def main():
         ap.error("--json-has and --json-eq need --json")
 
     env = dict(os.environb)
-    for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR"):
+    for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR", b"GPUPROBE_NVML"):
         env.pop(k, None)
     for kv in a.env:
         k, _, v = kv.partition("=")
@@ -99,6 +110,14 @@ def main():
         env[b"LD_PRELOAD"] = a.preload.encode()
         # An ASan build insists on being first in the library list.
         env[b"ASAN_OPTIONS"] = env.get(b"ASAN_OPTIONS", b"") + b":verify_asan_link_order=0"
+
+    tmp = tempfile.TemporaryDirectory(prefix="run-py.")
+    stats_path = os.path.join(tmp.name, "stats.json")
+    log_path = os.path.join(tmp.name, "calls.log")
+    if a.sim_stats:
+        env[b"SIMCUDA_STATS"] = stats_path.encode()
+    if a.sim_calls_none or a.sim_calls_some:
+        env[b"SIMCUDA_LOG"] = log_path.encode()
 
     stdout, preexec, write_end = subprocess.PIPE, None, None
     if a.stdout == "full":
@@ -167,6 +186,33 @@ def main():
                 if got is not MISSING and (got != want or type(got) is not type(want)):
                     problems.append("%s is %s, expected %s"
                                     % (path, jsondoc.json.dumps(got), jsondoc.json.dumps(want)))
+
+    if a.sim_stats:
+        try:
+            with open(stats_path, encoding="utf-8") as f:
+                stats = jsondoc.json.load(f)
+        except (OSError, ValueError) as exc:
+            problems.append("no simulation statistics (SIMCUDA_STATS): %s" % exc)
+            stats = None
+        for spec in a.sim_stats if stats is not None else []:
+            key, _, want = spec.partition("=")
+            if stats.get(key) != int(want):
+                problems.append("simulation: %s is %s, expected %s" % (key, stats.get(key), want))
+    if a.sim_calls_none or a.sim_calls_some:
+        try:
+            with open(log_path, encoding="utf-8", errors="replace") as f:
+                calls = [line.split()[2] for line in f if len(line.split()) > 2]
+        except OSError as exc:
+            problems.append("no simulation call log (SIMCUDA_LOG): %s" % exc)
+            calls = []
+        for r in a.sim_calls_none:
+            hit = sorted({c for c in calls if re.fullmatch(r, c)})
+            if hit:
+                problems.append("the simulation's call log has %s (matching %r)" % (", ".join(hit), r))
+        for r in a.sim_calls_some:
+            if not any(re.fullmatch(r, c) for c in calls):
+                problems.append("the simulation's call log has no call matching %r" % r)
+    tmp.cleanup()
 
     if problems:
         print("command: %r" % cmd)

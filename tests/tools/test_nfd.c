@@ -379,6 +379,31 @@ static void labels_one_gpu_with_versions(void **state)
            "gpu.models=1");
 }
 
+/* The MIG mode of the labelled product's GPU, when known; after the
+ * compute capability. */
+static void labels_mig_mode(void **state)
+{
+    (void)state;
+    nfd_gpu gpu = {1, "NVIDIA H200 MIG 1g.18gb", 9, 0, 16 * GiB};
+    nfd_facts f = {0};
+    f.cause = GPUPROBE_CUDA_AVAILABLE;
+    f.n_gpus = 1;
+    f.gpus = &gpu;
+    f.mig_mode = NFD_MIG_ENABLED;
+    nfd_label l[NFD_MAX_LABELS];
+    size_t n = nfd_labels(&f, NFD_DEFAULT_PREFIX, NFD_PROBE, l);
+    EXPECT(l, n, "cuda.usable=true", "cuda.cause=available", "cuda.devices=1",
+           "gpu.product=NVIDIA-H200-MIG-1g.18gb", "gpu.count=1", "gpu.models=1", "gpu.memory=16384",
+           "gpu.compute.major=9", "gpu.compute.minor=0", "gpu.mig.mode=enabled");
+    f.mig_mode = NFD_MIG_DISABLED;
+    n = nfd_labels(&f, NFD_DEFAULT_PREFIX, NFD_PROBE, l);
+    assert_string_equal(l[n - 1].key, "gpuprobe.io/gpu.mig.mode");
+    assert_string_equal(l[n - 1].value, "disabled");
+    f.mig_mode = NFD_MIG_UNKNOWN;
+    n = nfd_labels(&f, NFD_DEFAULT_PREFIX, NFD_PROBE, l);
+    assert_string_equal(l[n - 1].key, "gpuprobe.io/gpu.compute.minor");
+}
+
 static void labels_measured(void **state)
 {
     (void)state;
@@ -699,6 +724,7 @@ int main(void)
         cmocka_unit_test(sanitise_random_bytes),
         cmocka_unit_test(labels_cpu_only_node),
         cmocka_unit_test(labels_one_gpu_with_versions),
+        cmocka_unit_test(labels_mig_mode),
         cmocka_unit_test(labels_measured),
         cmocka_unit_test(labels_all),
         cmocka_unit_test(product_of_mixed_nodes),

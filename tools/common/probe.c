@@ -127,6 +127,25 @@ struct json_object *cli_device_json(gpuprobe_context *ctx, size_t index,
         int_member(o, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
         int_member(o, ctx, index, "memory_clock_khz", GPUPROBE_ATTR_MEMORY_CLOCK_KHZ, &first);
         int_member(o, ctx, index, "memory_bus_bits", GPUPROBE_ATTR_MEMORY_BUS_BITS, &first);
+        /* Placement and MIG (NVML, sysfs): null where the driver cannot say. */
+        int_member(o, ctx, index, "nvml_index", GPUPROBE_ATTR_NVML_INDEX, &first);
+        int64_t v = -1;
+        gpuprobe_status s = gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_MIG_MODE, &v);
+        cli_set_str(o, "mig_mode", s != GPUPROBE_OK ? NULL : v ? "enabled" : "disabled");
+        keep(&first, s);
+        s = gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_MIG_INSTANCE, &v);
+        if (s == GPUPROBE_OK)
+            cli_set_bool(o, "mig_instance", v == 1);
+        else
+            cli_set_null(o, "mig_instance");
+        keep(&first, s);
+        int_member(o, ctx, index, "mig_index", GPUPROBE_ATTR_MIG_INDEX, &first);
+        str_member(o, ctx, index, "mig_parent_uuid", GPUPROBE_ATTR_MIG_PARENT_UUID, &first);
+        int_member(o, ctx, index, "mig_count", GPUPROBE_ATTR_MIG_COUNT, &first);
+        int_member(o, ctx, index, "numa_node", GPUPROBE_ATTR_NUMA_NODE, &first);
+        str_member(o, ctx, index, "local_cpus", GPUPROBE_ATTR_LOCAL_CPUS, &first);
+        int_member(o, ctx, index, "pcie_max_gen", GPUPROBE_ATTR_PCIE_MAX_GEN, &first);
+        int_member(o, ctx, index, "pcie_max_width", GPUPROBE_ATTR_PCIE_MAX_WIDTH, &first);
     } else {
         int64_t simd = -1;
         int_member(o, ctx, index, "logical_cores", GPUPROBE_ATTR_LOGICAL_CORES, &first);

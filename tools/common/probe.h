@@ -29,7 +29,9 @@ void cli_probe_json(struct json_object *o, const cli_probe *pr);
 /* Device index as a JSON object: "index", "spec", "kind", "name",
  * "total_memory_bytes", then for a CUDA device "cuda_index", "uuid",
  * "pci_bus_id", "compute_capability", "cc_major", "cc_minor",
- * "multiprocessors", "clock_khz", "memory_clock_khz", "memory_bus_bits";
+ * "multiprocessors", "clock_khz", "memory_clock_khz", "memory_bus_bits",
+ * "nvml_index", "mig_mode", "mig_instance", "mig_index", "mig_parent_uuid",
+ * "mig_count", "numa_node", "local_cpus", "pcie_max_gen", "pcie_max_width";
  * for the CPU "logical_cores", "simd", "clock_khz" and, with verbose (which
  * loads OpenBLAS), "blas_core", "blas_threads", "blas_config". What the
  * system does not know is null. *st: the first failure other than

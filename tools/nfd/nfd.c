@@ -205,16 +205,26 @@ gpuprobe_status nfd_gather(gpuprobe_context *ctx, const nfd_options *opt, nfd_fa
             gather_gpu(&g, i, &f->gpus[f->n_gpus++]);
     }
 
+    size_t count, models, p = nfd_product(f, &count, &models);
+    if (p != (size_t)-1) {
+        int64_t mig = -1;
+        get_int(&g, f->gpus[p].device, spec_of(&g, f->gpus[p].device), GPUPROBE_ATTR_MIG_MODE,
+                "MIG mode", &mig);
+        f->mig_mode = mig == 1 ? NFD_MIG_ENABLED : mig == 0 ? NFD_MIG_DISABLED : NFD_MIG_UNKNOWN;
+    }
+
     if (opt && opt->bench) {
         static const gpuprobe_dtype gpu_dt[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_TF32,
                                                 GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16};
         static const gpuprobe_dtype cpu_dt[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_FP64};
-        size_t count, models, p = nfd_product(f, &count, &models);
         f->benched = 1;
         if (p != (size_t)-1) {
-            fit(&g, f->gpus[p].device, product_memory(f, p));
+            /* The matmuls first: the first one creates the GPU's CUDA
+             * context, whose cost the library then measures (NVML) and the
+             * fit takes off. */
             for (size_t k = 0; k < sizeof gpu_dt / sizeof gpu_dt[0]; k++)
                 measure(&g, opt, f->gpus[p].device, gpu_dt[k], 1, &f->gpu_gflops[gpu_dt[k]]);
+            fit(&g, f->gpus[p].device, product_memory(f, p));
         }
         for (size_t k = 0; k < sizeof cpu_dt / sizeof cpu_dt[0]; k++)
             measure(&g, opt, 0, cpu_dt[k], 0, &f->cpu_gflops[cpu_dt[k]]);
@@ -303,6 +313,8 @@ static void probe_labels(builder *b, const nfd_facts *f, size_t p, size_t count,
         add(b, "gpu.compute.major", "%d", g->cc_major);
         add(b, "gpu.compute.minor", "%d", g->cc_minor);
     }
+    if (f->mig_mode != NFD_MIG_UNKNOWN)
+        add(b, "gpu.mig.mode", "%s", f->mig_mode == NFD_MIG_ENABLED ? "enabled" : "disabled");
 }
 
 static void measured_labels(builder *b, const nfd_facts *f, size_t p)

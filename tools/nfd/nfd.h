@@ -28,6 +28,9 @@
 /* The label prefix when none is given. */
 #define NFD_DEFAULT_PREFIX "gpuprobe.io"
 
+/* nfd_facts.mig_mode; zero is unknown, so facts made with {0} have none. */
+enum { NFD_MIG_UNKNOWN = 0, NFD_MIG_DISABLED = 1, NFD_MIG_ENABLED = 2 };
+
 /* Index of measured figures: the matmul dtypes, fp32 to bf16. */
 #define NFD_DTYPES (GPUPROBE_DTYPE_BF16 + 1)
 
@@ -47,6 +50,8 @@ typedef struct nfd_facts {
     int runtime_version; /* of the CUDA runtime loaded; 0 when unknown */
     size_t n_gpus;       /* usable CUDA devices */
     nfd_gpu *gpus;       /* [n_gpus], in CUDA order */
+    int mig_mode;        /* of the labelled product's first GPU (nfd_product()):
+                          * NFD_MIG_UNKNOWN (0), NFD_MIG_DISABLED or NFD_MIG_ENABLED */
 
     /* Measured (--bench); 0 where nothing verified was measured. GFLOP/s
      * of the library's matmul, by dtype: on the labelled product's first

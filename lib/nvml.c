@@ -1,0 +1,322 @@
+/*
+ * nvml.c - NVML, loaded at run time: the loader, the lookup of a CUDA
+ * device's NVML handle by UUID, and the queries (memory, utilisation,
+ * temperature, power, compute processes, PCIe link). See nvml.h.
+ *
+ * Nothing here creates a CUDA context: NVML reads the driver's own
+ * accounting, which is how nvidia-smi answers.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "nvml.h"
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#define F(field) offsetof(gp_nvml_fns, field)
+
+/* Every function, by the symbol nvml.h maps its name to. A slot listed
+ * twice takes the first symbol the library has. */
+static const struct {
+    const char *symbol;
+    size_t slot;
+} symbols[] = {
+    {"nvmlInit_v2", F(Init)},
+    {"nvmlShutdown", F(Shutdown)},
+    {"nvmlErrorString", F(ErrorString)},
+    {"nvmlDeviceGetCount_v2", F(DeviceGetCount)},
+    {"nvmlDeviceGetHandleByIndex_v2", F(DeviceGetHandleByIndex)},
+    {"nvmlDeviceGetHandleByUUID", F(DeviceGetHandleByUUID)},
+    {"nvmlDeviceGetHandleByPciBusId_v2", F(DeviceGetHandleByPciBusId)},
+    {"nvmlDeviceGetUUID", F(DeviceGetUUID)},
+    {"nvmlDeviceGetIndex", F(DeviceGetIndex)},
+    {"nvmlDeviceGetMemoryInfo", F(DeviceGetMemoryInfo)},
+    {"nvmlDeviceGetMemoryInfo_v2", F(DeviceGetMemoryInfo_v2)},
+    {"nvmlDeviceGetMigMode", F(DeviceGetMigMode)},
+    {"nvmlDeviceIsMigDeviceHandle", F(DeviceIsMigDeviceHandle)},
+    {"nvmlDeviceGetDeviceHandleFromMigDeviceHandle", F(DeviceGetDeviceHandleFromMigDeviceHandle)},
+    {"nvmlDeviceGetMaxMigDeviceCount", F(DeviceGetMaxMigDeviceCount)},
+    {"nvmlDeviceGetMigDeviceHandleByIndex", F(DeviceGetMigDeviceHandleByIndex)},
+    {"nvmlDeviceGetUtilizationRates", F(DeviceGetUtilizationRates)},
+    {"nvmlDeviceGetTemperature", F(DeviceGetTemperature)},
+    {"nvmlDeviceGetPowerUsage", F(DeviceGetPowerUsage)},
+    {"nvmlDeviceGetEnforcedPowerLimit", F(DeviceGetEnforcedPowerLimit)},
+    {"nvmlDeviceGetComputeRunningProcesses_v3", F(DeviceGetComputeRunningProcesses)},
+    {"nvmlDeviceGetComputeRunningProcesses_v2", F(DeviceGetComputeRunningProcesses)},
+    {"nvmlDeviceGetComputeRunningProcesses", F(DeviceGetComputeRunningProcesses)},
+    {"nvmlDeviceGetCurrPcieLinkGeneration", F(DeviceGetCurrPcieLinkGeneration)},
+    {"nvmlDeviceGetCurrPcieLinkWidth", F(DeviceGetCurrPcieLinkWidth)},
+    {"nvmlDeviceGetMaxPcieLinkGeneration", F(DeviceGetMaxPcieLinkGeneration)},
+    {"nvmlDeviceGetMaxPcieLinkWidth", F(DeviceGetMaxPcieLinkWidth)},
+};
+
+/* NVML_TEMPERATURE_GPU: the GPU die's sensor. */
+#define NVML_TEMPERATURE_GPU 0
+/* NVML_DEVICE_MIG_ENABLE */
+#define NVML_MIG_ENABLED 1u
+
+void gp_nvml_error(const gp_nvml *n, const char *call, int rc, char *buf, size_t size)
+{
+    const char *s = n->f.ErrorString ? n->f.ErrorString(rc) : NULL;
+    char q[96];
+    gp_quote(q, sizeof q, s && s[0] ? s : "no description", 80);
+    if (rc == GP_NVML_MISSING)
+        gp_snprintf(buf, size, "libnvidia-ml.so.1 lacks %s", call);
+    else
+        gp_snprintf(buf, size, "%s failed: %s (NVML error %d)", call, q, rc);
+}
+
+int gp_nvml_load(gp_nvml *n, int disabled)
+{
+    if (n->tried)
+        return n->ok;
+    n->tried = 1;
+    if (disabled) {
+        gp_strlcpy(n->why, "GPUPROBE_NVML turns NVML off", sizeof n->why);
+        return 0;
+    }
+    void *h = gp_dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        char e[160];
+        gp_dlerror(e, sizeof e);
+        gp_snprintf(n->why, sizeof n->why, "libnvidia-ml.so.1 cannot be loaded (%s)", e);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        /* Function pointers are copied as bytes: ISO C has no cast
+         * between them and dlsym()'s object pointer. */
+        char *slot = (char *)&n->f + symbols[i].slot;
+        void *cur = NULL, *p = NULL;
+        memcpy(&cur, slot, sizeof cur);
+        if (!cur && (p = dlsym(h, symbols[i].symbol)) != NULL)
+            memcpy(slot, &p, sizeof p);
+    }
+    int rc = GP_NVML_MISSING;
+    if (n->f.Init && n->f.Shutdown)
+        rc = n->f.Init();
+    if (rc != GP_NVML_SUCCESS) {
+        gp_nvml_error(n, "nvmlInit_v2", rc, n->why, sizeof n->why);
+        dlclose(h);
+        memset(&n->f, 0, sizeof n->f);
+        return 0;
+    }
+    n->lib = h;
+    n->ok = 1;
+    return 1;
+}
+
+void gp_nvml_unload(gp_nvml *n)
+{
+    if (!n->lib)
+        return;
+    (void)n->f.Shutdown();
+    dlclose(n->lib);
+    n->lib = NULL;
+    n->ok = 0;
+    memset(&n->f, 0, sizeof n->f);
+}
+
+/* The GPU's facts: index, MIG mode, UUID, how many MIG instances. */
+static void gpu_facts(const gp_nvml *n, gp_nvml_device *d)
+{
+    unsigned v = 0, pending = 0;
+    if (n->f.DeviceGetIndex && n->f.DeviceGetIndex(d->gpu, &v) == GP_NVML_SUCCESS &&
+        v <= 4096)
+        d->index = (int)v;
+    if (n->f.DeviceGetUUID &&
+        n->f.DeviceGetUUID(d->gpu, d->gpu_uuid, sizeof d->gpu_uuid) != GP_NVML_SUCCESS)
+        d->gpu_uuid[0] = '\0';
+    d->gpu_uuid[sizeof d->gpu_uuid - 1] = '\0';
+    if (n->f.DeviceGetMigMode &&
+        n->f.DeviceGetMigMode(d->gpu, &v, &pending) == GP_NVML_SUCCESS)
+        d->mig_mode = v == NVML_MIG_ENABLED;
+    if (d->mig)
+        d->mig_mode = 1; /* whatever the GPU answers about itself */
+    if (d->mig_mode == 0) {
+        d->mig_count = 0;
+    } else if (d->mig_mode == 1 && n->f.DeviceGetMaxMigDeviceCount &&
+               n->f.DeviceGetMigDeviceHandleByIndex &&
+               n->f.DeviceGetMaxMigDeviceCount(d->gpu, &v) == GP_NVML_SUCCESS && v <= 64) {
+        int count = 0;
+        for (unsigned i = 0; i < v; i++) {
+            void *m = NULL;
+            count += n->f.DeviceGetMigDeviceHandleByIndex(d->gpu, i, &m) == GP_NVML_SUCCESS;
+        }
+        d->mig_count = count;
+    }
+}
+
+int gp_nvml_find(const gp_nvml *n, const char *hex, const char *pci,
+                 gp_nvml_device *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    out->index = out->mig_index = out->mig_mode = out->mig_count = -1;
+    void *h = NULL;
+    int rc = GP_NVML_MISSING, mig = 0;
+    char uuid[64];
+    if (hex && hex[0] && n->f.DeviceGetHandleByUUID) {
+        gp_snprintf(uuid, sizeof uuid, "GPU-%s", hex);
+        rc = n->f.DeviceGetHandleByUUID(uuid, &h);
+        if (rc != GP_NVML_SUCCESS) {
+            gp_snprintf(uuid, sizeof uuid, "MIG-%s", hex);
+            mig = n->f.DeviceGetHandleByUUID(uuid, &h) == GP_NVML_SUCCESS;
+            rc = mig ? GP_NVML_SUCCESS : rc;
+        }
+    }
+    if (rc != GP_NVML_SUCCESS) {
+        /* By PCI bus id: that finds a GPU, never a MIG instance. */
+        char by_uuid[160];
+        gp_nvml_error(n, "nvmlDeviceGetHandleByUUID", rc, by_uuid, sizeof by_uuid);
+        if (!pci || !pci[0] || !n->f.DeviceGetHandleByPciBusId) {
+            gp_strlcpy(why, by_uuid, why_size);
+            return 0;
+        }
+        rc = n->f.DeviceGetHandleByPciBusId(pci, &h);
+        if (rc != GP_NVML_SUCCESS) {
+            char by_pci[160];
+            gp_nvml_error(n, "nvmlDeviceGetHandleByPciBusId_v2", rc, by_pci, sizeof by_pci);
+            gp_snprintf(why, why_size, "%s; %s", by_uuid, by_pci);
+            return 0;
+        }
+        /* A GPU in MIG mode is no CUDA device: the CUDA device at its bus
+         * id is one of its instances, whose UUID NVML did not know. */
+        unsigned cur = 0, pending = 0;
+        if (n->f.DeviceGetMigMode &&
+            n->f.DeviceGetMigMode(h, &cur, &pending) == GP_NVML_SUCCESS &&
+            cur == NVML_MIG_ENABLED) {
+            gp_snprintf(why, why_size, "%s, and the GPU at its PCI bus id is in MIG "
+                        "mode (the device is one of its instances)", by_uuid);
+            return 0;
+        }
+    }
+    out->h = h;
+    out->gpu = h;
+    out->mig = mig;
+    if (mig) {
+        unsigned v = 0;
+        if (n->f.DeviceGetIndex && n->f.DeviceGetIndex(h, &v) == GP_NVML_SUCCESS && v <= 64)
+            out->mig_index = (int)v;
+        void *parent = NULL;
+        out->gpu = n->f.DeviceGetDeviceHandleFromMigDeviceHandle &&
+                           n->f.DeviceGetDeviceHandleFromMigDeviceHandle(h, &parent) ==
+                               GP_NVML_SUCCESS
+                       ? parent
+                       : NULL;
+        out->mig_mode = 1;
+    }
+    if (out->gpu)
+        gpu_facts(n, out);
+    return 1;
+}
+
+int gp_nvml_memory(const gp_nvml *n, void *h, gp_nvml_mem *out, const char **call)
+{
+    int rc = GP_NVML_MISSING;
+    *call = "nvmlDeviceGetMemoryInfo";
+    memset(out, 0, sizeof *out);
+    if (n->f.DeviceGetMemoryInfo_v2) {
+        gp_nvml_memory_v2 m;
+        memset(&m, 0, sizeof m);
+        m.version = GP_NVML_MEMORY_V2;
+        *call = "nvmlDeviceGetMemoryInfo_v2";
+        rc = n->f.DeviceGetMemoryInfo_v2(h, &m);
+        if (rc == GP_NVML_SUCCESS) {
+            /* Version 2's total is the physical memory, of which the
+             * driver reserves some: what is left is what CUDA calls the
+             * total (cuDeviceTotalMem). */
+            out->reserved = m.reserved <= m.total ? m.reserved : m.total;
+            out->total = m.total - out->reserved;
+            out->free = m.free;
+            out->used = m.used;
+            out->have_reserved = 1;
+            return rc;
+        }
+    }
+    if (n->f.DeviceGetMemoryInfo) {
+        gp_nvml_memory_v1 m;
+        memset(&m, 0, sizeof m);
+        *call = "nvmlDeviceGetMemoryInfo";
+        rc = n->f.DeviceGetMemoryInfo(h, &m);
+        if (rc == GP_NVML_SUCCESS) {
+            out->total = m.total;
+            out->free = m.free;
+            out->used = m.used;
+        }
+    }
+    return rc;
+}
+
+static int get_uint(gp_nvml_uint_fn fn, void *h, int64_t *v)
+{
+    unsigned x = 0;
+    int rc = fn ? fn(h, &x) : GP_NVML_MISSING;
+    if (rc == GP_NVML_SUCCESS)
+        *v = x;
+    return rc;
+}
+
+int gp_nvml_query_int(const gp_nvml *n, void *h, gp_nvml_query q, int64_t *v,
+                      const char **call)
+{
+    const gp_nvml_fns *f = &n->f;
+    int rc = GP_NVML_MISSING;
+    switch (q) {
+    case GP_NVML_GPU_UTILIZATION:
+    case GP_NVML_MEMORY_UTILIZATION: {
+        gp_nvml_utilization u = {0, 0};
+        *call = "nvmlDeviceGetUtilizationRates";
+        if (f->DeviceGetUtilizationRates)
+            rc = f->DeviceGetUtilizationRates(h, &u);
+        if (rc == GP_NVML_SUCCESS)
+            *v = q == GP_NVML_GPU_UTILIZATION ? u.gpu : u.memory;
+        return rc;
+    }
+    case GP_NVML_TEMPERATURE: {
+        unsigned t = 0;
+        *call = "nvmlDeviceGetTemperature";
+        if (f->DeviceGetTemperature)
+            rc = f->DeviceGetTemperature(h, NVML_TEMPERATURE_GPU, &t);
+        if (rc == GP_NVML_SUCCESS)
+            *v = t;
+        return rc;
+    }
+    case GP_NVML_PROCESSES: {
+        /* The count alone: an empty array answers INSUFFICIENT_SIZE with
+         * the count, or SUCCESS when there is none. */
+        unsigned count = 0;
+        *call = "nvmlDeviceGetComputeRunningProcesses_v3";
+        if (f->DeviceGetComputeRunningProcesses)
+            rc = f->DeviceGetComputeRunningProcesses(h, &count, NULL);
+        if (rc == GP_NVML_ERROR_INSUFFICIENT_SIZE || rc == GP_NVML_SUCCESS) {
+            *v = rc == GP_NVML_SUCCESS ? 0 : count;
+            rc = GP_NVML_SUCCESS;
+        }
+        return rc;
+    }
+    case GP_NVML_POWER:
+        *call = "nvmlDeviceGetPowerUsage";
+        return get_uint(f->DeviceGetPowerUsage, h, v);
+    case GP_NVML_POWER_LIMIT:
+        *call = "nvmlDeviceGetEnforcedPowerLimit";
+        return get_uint(f->DeviceGetEnforcedPowerLimit, h, v);
+    case GP_NVML_PCIE_GEN:
+        *call = "nvmlDeviceGetCurrPcieLinkGeneration";
+        return get_uint(f->DeviceGetCurrPcieLinkGeneration, h, v);
+    case GP_NVML_PCIE_WIDTH:
+        *call = "nvmlDeviceGetCurrPcieLinkWidth";
+        return get_uint(f->DeviceGetCurrPcieLinkWidth, h, v);
+    case GP_NVML_PCIE_MAX_GEN:
+        *call = "nvmlDeviceGetMaxPcieLinkGeneration";
+        return get_uint(f->DeviceGetMaxPcieLinkGeneration, h, v);
+    case GP_NVML_PCIE_MAX_WIDTH:
+        *call = "nvmlDeviceGetMaxPcieLinkWidth";
+        return get_uint(f->DeviceGetMaxPcieLinkWidth, h, v);
+    }
+    *call = "?";
+    return GP_NVML_MISSING;
+}

@@ -1,0 +1,142 @@
+/*
+ * nvml.h - run-time loading of NVML (libnvidia-ml.so.1) and the device
+ * queries libgpuprobe asks it: memory without a CUDA context, health
+ * (utilisation, temperature, power, compute processes), MIG and PCIe.
+ *
+ * NVML is optional: nothing here is needed for CUDA to work. It is never
+ * linked; the NVML header is not part of every CUDA toolkit, so the few
+ * types used are declared here from the NVML documentation (nvmlReturn_t
+ * is an int whose NVML_SUCCESS is 0; nvmlDevice_t an opaque pointer).
+ * Every function is looked up by the name nvml.h maps it to
+ * (nvmlInit -> nvmlInit_v2, ...); all but init and shutdown are optional,
+ * and a missing one makes its query unsupported.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef GPUPROBE_NVML_H
+#define GPUPROBE_NVML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* nvmlReturn_t values the library tells apart. */
+#define GP_NVML_SUCCESS 0
+#define GP_NVML_ERROR_NOT_FOUND 6
+#define GP_NVML_ERROR_INSUFFICIENT_SIZE 7
+
+/* nvmlMemory_t and nvmlMemory_v2_t (version 2: sizeof | 2 << 24). */
+typedef struct gp_nvml_memory_v1 {
+    unsigned long long total, free, used;
+} gp_nvml_memory_v1;
+typedef struct gp_nvml_memory_v2 {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} gp_nvml_memory_v2;
+#define GP_NVML_MEMORY_V2 ((unsigned)(sizeof(gp_nvml_memory_v2) | 2u << 24))
+
+/* nvmlUtilization_t */
+typedef struct gp_nvml_utilization {
+    unsigned int gpu, memory;
+} gp_nvml_utilization;
+
+typedef int (*gp_nvml_uint_fn)(void *, unsigned *);
+
+typedef struct gp_nvml_fns {
+    int (*Init)(void);                                   /* nvmlInit_v2 */
+    int (*Shutdown)(void);
+    const char *(*ErrorString)(int);
+    int (*DeviceGetCount)(unsigned *);                   /* nvmlDeviceGetCount_v2 */
+    int (*DeviceGetHandleByIndex)(unsigned, void **);    /* ..._v2 */
+    int (*DeviceGetHandleByUUID)(const char *, void **);
+    int (*DeviceGetHandleByPciBusId)(const char *, void **); /* ..._v2 */
+    int (*DeviceGetUUID)(void *, char *, unsigned);
+    int (*DeviceGetIndex)(void *, unsigned *);
+    int (*DeviceGetMemoryInfo)(void *, gp_nvml_memory_v1 *);
+    int (*DeviceGetMemoryInfo_v2)(void *, gp_nvml_memory_v2 *);
+    int (*DeviceGetMigMode)(void *, unsigned *, unsigned *);
+    int (*DeviceIsMigDeviceHandle)(void *, unsigned *);
+    int (*DeviceGetDeviceHandleFromMigDeviceHandle)(void *, void **);
+    int (*DeviceGetMaxMigDeviceCount)(void *, unsigned *);
+    int (*DeviceGetMigDeviceHandleByIndex)(void *, unsigned, void **);
+    int (*DeviceGetUtilizationRates)(void *, gp_nvml_utilization *);
+    int (*DeviceGetTemperature)(void *, int, unsigned *);
+    gp_nvml_uint_fn DeviceGetPowerUsage;
+    gp_nvml_uint_fn DeviceGetEnforcedPowerLimit;
+    /* _v3, else _v2, else the first version: only the count is asked
+     * (a NULL array), which no struct layout changes. */
+    int (*DeviceGetComputeRunningProcesses)(void *, unsigned *, void *);
+    gp_nvml_uint_fn DeviceGetCurrPcieLinkGeneration;
+    gp_nvml_uint_fn DeviceGetCurrPcieLinkWidth;
+    gp_nvml_uint_fn DeviceGetMaxPcieLinkGeneration;
+    gp_nvml_uint_fn DeviceGetMaxPcieLinkWidth;
+} gp_nvml_fns;
+
+typedef struct gp_nvml {
+    void *lib;          /* libnvidia-ml.so.1 */
+    int tried;          /* loading was attempted (once) */
+    int ok;             /* nvmlInit succeeded: usable */
+    char why[192];      /* when not usable: why, for messages */
+    gp_nvml_fns f;
+} gp_nvml;
+
+/* Load NVML once and initialise it: 1 when usable; else 0 and n->why says
+ * why ("libnvidia-ml.so.1 not found", "nvmlInit_v2 failed: ..."). With
+ * disabled set (GPUPROBE_NVML=off) nothing is loaded. */
+int gp_nvml_load(gp_nvml *n, int disabled);
+/* Shut NVML down and close it. */
+void gp_nvml_unload(gp_nvml *n);
+
+/* "<call> failed: <nvmlErrorString> (NVML error N)" into buf. */
+void gp_nvml_error(const gp_nvml *n, const char *call, int rc, char *buf, size_t size);
+
+/* What NVML says about one CUDA device, found by its UUID. */
+typedef struct gp_nvml_device {
+    void *h;            /* the device's own handle (a MIG instance's) */
+    void *gpu;          /* its GPU's handle (the same for a whole GPU) */
+    int mig;            /* 1: a MIG instance */
+    int index;          /* the GPU's NVML index; -1 unknown */
+    int mig_index;      /* a MIG instance's index in its GPU; -1 unknown */
+    int mig_mode;       /* the GPU's current MIG mode, 1 on 0 off; -1 unknown */
+    int mig_count;      /* MIG instances of the GPU; -1 unknown */
+    char gpu_uuid[96];  /* the GPU's UUID; "" unknown */
+} gp_nvml_device;
+
+/*
+ * Find the NVML device of a CUDA device: by UUID (hex is the 36 characters
+ * after "GPU-"/"MIG-", as cuDeviceGetUuid_v2 gives them; a MIG instance has
+ * its own), trying "GPU-" then "MIG-"; by PCI bus id only when the UUID is
+ * unknown to NVML and the GPU found there is a whole GPU (a MIG instance
+ * shares its parent's bus id). 1 when found (out filled); 0 when not, with
+ * why.
+ */
+int gp_nvml_find(const gp_nvml *n, const char *hex, const char *pci,
+                 gp_nvml_device *out, char *why, size_t why_size);
+
+/* Memory of a handle: v2 where the driver has it (reserved known), else
+ * v1. NVML's code; rc names the call that failed in *call. */
+typedef struct gp_nvml_mem {
+    uint64_t total, free, used, reserved;
+    int have_reserved;
+} gp_nvml_mem;
+int gp_nvml_memory(const gp_nvml *n, void *h, gp_nvml_mem *out, const char **call);
+
+/* Integer queries of one handle; NVML's code, and *call names the NVML
+ * function (for messages). -1 (NVML_ERROR_FUNCTION_NOT_FOUND's meaning,
+ * never an NVML code) when the driver lacks the function. */
+typedef enum gp_nvml_query {
+    GP_NVML_GPU_UTILIZATION,
+    GP_NVML_MEMORY_UTILIZATION,
+    GP_NVML_TEMPERATURE,
+    GP_NVML_POWER,
+    GP_NVML_POWER_LIMIT,
+    GP_NVML_PROCESSES,
+    GP_NVML_PCIE_GEN,
+    GP_NVML_PCIE_WIDTH,
+    GP_NVML_PCIE_MAX_GEN,
+    GP_NVML_PCIE_MAX_WIDTH
+} gp_nvml_query;
+#define GP_NVML_MISSING (-1)
+int gp_nvml_query_int(const gp_nvml *n, void *h, gp_nvml_query q, int64_t *v,
+                      const char **call);
+
+#endif
