@@ -46,16 +46,20 @@ static double run(gpuprobe_context *ctx, size_t device, const char *label, int64
         return 0;
     }
     double median = 0, gflops = 0, setup = 0;
-    int64_t runs = 0, verified = 0;
+    int64_t verified = 0;
     const char *backend = "";
     gpuprobe_matmul_result_get_double(res, GPUPROBE_METRIC_MEDIAN_S, &median);
     gpuprobe_matmul_result_get_double(res, GPUPROBE_METRIC_GFLOPS, &gflops);
     gpuprobe_matmul_result_get_double(res, GPUPROBE_METRIC_SETUP_S, &setup);
-    gpuprobe_matmul_result_get_int(res, GPUPROBE_METRIC_RUNS, &runs);
     gpuprobe_matmul_result_get_int(res, GPUPROBE_METRIC_VERIFIED, &verified);
     gpuprobe_matmul_result_get_string(res, GPUPROBE_METRIC_BACKEND, &backend);
-    cli_line("%s: %.3fs  (median of %lld runs, %.1f GFLOP/s, %s; setup %.3fs; %s)", label, median,
-             (long long)runs, gflops, verified > 0 ? "verified" : "NOT VERIFIED", setup, backend);
+    /* A run of a small size is a batch of calls timed together: the
+     * figures are per call. */
+    char t[32], runs[64];
+    cli_seconds(t, sizeof t, median);
+    cli_runs(runs, sizeof runs, res);
+    cli_line("%s: %s  (%s, %.1f GFLOP/s, %s; setup %.3fs; %s)", label, t, runs, gflops,
+             verified > 0 ? "verified" : "NOT VERIFIED", setup, backend);
     gpuprobe_matmul_result_destroy(res);
     return verified > 0 ? median : 0;
 }

@@ -1156,14 +1156,15 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_K = 2,           /**< Columns of A, rows of B. Default: same as M when not set. */
     GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C in fp32). */
     GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up runs. Default 1. */
-    GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs. Default 5. */
+    GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs (samples, see #GPUPROBE_MATMUL_BATCH). Default 5. */
     GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs. Default 100. A value below MIN_RUNS counts as MIN_RUNS. */
-    GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep running (past MIN_RUNS, up to MAX_RUNS) until this much time was spent. Default 0. */
+    GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep timing (past MIN_RUNS, up to MAX_RUNS) until the timed runs add up to this many milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0: exactly MIN_RUNS. */
     GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
     GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
     GPUPROBE_MATMUL_SEED = 10,       /**< Seed of the random inputs. Default 42. */
     GPUPROBE_MATMUL_CPU_THREADS = 11, /**< CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. OpenBLAS caps the count at its build's MAX_THREADS (64 in Debian's); a count above the threads its pool holds starts more, and those threads stay for the rest of the process (each with a 128 MiB buffer and its own stack, in address space) even though the count in force is restored. So 1024 leaves OpenBLAS with 64 threads. GPUPROBE_METRIC_THREADS says what the run used. */
-    GPUPROBE_MATMUL_VERIFY_SAMPLES = 12 /**< Number of sampled output entries to verify. Default 256. */
+    GPUPROBE_MATMUL_VERIFY_SAMPLES = 12, /**< Number of sampled output entries to verify. Default 256. */
+    GPUPROBE_MATMUL_BATCH = 13       /**< (since 1.1) Calls per timed run: each run times this many back-to-back calls as one block and reports the time per call. 0 (the default): automatic, 1 when a call takes 2 ms or more, else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at the mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every call alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
 } gpuprobe_matmul_param;
 
 /**
@@ -1206,10 +1207,12 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
 
 /**
  * Run a timed matmul C = A x B (row-major, m x k times k x n) on @p device,
- * following the protocol in docs: separate setup timing, warm-up, at least
- * MIN_RUNS timed runs (CUDA events on the GPU), seeded zero-mean random
- * inputs, output poisoned with NaN first, verification on sampled entries
- * against a double-precision host reference.
+ * following the protocol in docs: separate setup timing, warm-up, timed
+ * runs (CUDA events on the GPU) of #GPUPROBE_MATMUL_BATCH back-to-back calls
+ * each, at least MIN_RUNS of them and more until they add up to BUDGET_MS
+ * (250 ms by default) or MAX_RUNS, seeded zero-mean random inputs, output
+ * poisoned with NaN first, verification on sampled entries against a
+ * double-precision host reference. The time figures are per call.
  *
  * cuBLAS is loaded on the first GPU matmul of the context and its handle is
  * kept for later calls on the same device. The device's primary context then
@@ -1269,7 +1272,7 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_MEAN_S = 3,       /**< double: mean of the runs. */
     GPUPROBE_METRIC_STDDEV_S = 4,     /**< double: sample standard deviation of the runs. */
     GPUPROBE_METRIC_GFLOPS = 5,       /**< double: 2*m*n*k / median / 1e9. */
-    GPUPROBE_METRIC_SETUP_S = 6,      /**< double: allocation, input generation, handle creation, library loading and the warm-up runs (everything before the first timed run but the timed transfers). */
+    GPUPROBE_METRIC_SETUP_S = 6,      /**< double: allocation, input generation, handle creation, library loading, the warm-up runs and the calls that chose the batch (everything before the first timed run but the timed transfers). */
     GPUPROBE_METRIC_H2D_S = 7,        /**< double: host-to-device copy of A and B (CUDA; 0 for the CPU or with TRANSFERS off). */
     GPUPROBE_METRIC_D2H_S = 8,        /**< double: device-to-host copy of C (same). */
     GPUPROBE_METRIC_MAX_ERROR = 9,    /**< double: largest |c - ref| / (sum |a||b|) over the sampled entries (NaN if a sample was NaN). */
@@ -1277,7 +1280,7 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_PEAK_GFLOPS = 11, /**< double: theoretical peak for this dtype; 0 when unknown. */
     GPUPROBE_METRIC_PEAK_FRACTION = 12, /**< double: GFLOPS / PEAK_GFLOPS; 0 when the peak is unknown. */
     GPUPROBE_METRIC_VERIFIED = 13,    /**< int: 1 verified, 0 failed, -1 not checked. */
-    GPUPROBE_METRIC_RUNS = 14,        /**< int: number of timed runs. */
+    GPUPROBE_METRIC_RUNS = 14,        /**< int: number of timed runs (each of GPUPROBE_METRIC_BATCH calls). */
     GPUPROBE_METRIC_THREADS = 15,     /**< int: CPU threads used (OpenBLAS); 0 on CUDA. */
     GPUPROBE_METRIC_M = 16,           /**< int: m. */
     GPUPROBE_METRIC_N = 17,           /**< int: n. */
@@ -1287,7 +1290,8 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_BACKEND = 21,     /**< string: e.g. "OpenBLAS 0.3.21 Haswell" or "cuBLAS 13.0.0". */
     GPUPROBE_METRIC_MATH_MODE = 22,   /**< string: cuBLAS math mode, e.g. "CUBLAS_DEFAULT_MATH"; "" on the CPU. */
     GPUPROBE_METRIC_COMPUTE_TYPE = 23, /**< string: e.g. "CUBLAS_COMPUTE_32F_FAST_TF32", or "cblas_sgemm" on the CPU. */
-    GPUPROBE_METRIC_DEVICE = 24       /**< int: the device index the run used. */
+    GPUPROBE_METRIC_DEVICE = 24,      /**< int: the device index the run used. */
+    GPUPROBE_METRIC_BATCH = 25        /**< int (since 1.1): calls per timed run (#GPUPROBE_MATMUL_BATCH): the time figures are per call, each run's block time divided by this. */
 } gpuprobe_matmul_metric;
 
 /** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double metrics. */

@@ -36,77 +36,13 @@
 
 #include <string.h>
 
-/* Indexed by gpuprobe_dtype; the enum is dense from 0. */
-static const struct {
-    const char *name;
-    unsigned half_bytes;     /* storage size in half bytes */
-    unsigned train_bytes;    /* AdamW bytes per parameter; 0: no rule */
-} dtype_table[] = {
-    [GPUPROBE_DTYPE_FP32] = {"fp32", 8, 16}, /* 4 w + 4 g + 8 Adam moments */
-    [GPUPROBE_DTYPE_FP64] = {"fp64", 16, 32}, /* all of the above in fp64 */
-    [GPUPROBE_DTYPE_TF32] = {"tf32", 8, 0},  /* compute mode; fp32 storage */
-    [GPUPROBE_DTYPE_FP16] = {"fp16", 4, 16}, /* 2 w + 2 g + 4 master + 8 Adam */
-    [GPUPROBE_DTYPE_BF16] = {"bf16", 4, 16}, /* same */
-    [GPUPROBE_DTYPE_FP8] = {"fp8", 2, 0},
-    [GPUPROBE_DTYPE_INT8] = {"int8", 2, 0},
-    [GPUPROBE_DTYPE_INT4] = {"int4", 1, 0},
-};
-
-#define N_DTYPES (sizeof dtype_table / sizeof dtype_table[0])
-
-static const char *const workload_names[] = {
-    [GPUPROBE_WORKLOAD_WEIGHTS] = "weights",
-    [GPUPROBE_WORKLOAD_INFERENCE] = "inference",
-    [GPUPROBE_WORKLOAD_TRAINING] = "training",
-};
-
-#define N_WORKLOADS (sizeof workload_names / sizeof workload_names[0])
-
-/* The longest dtype name is 4 bytes; nothing longer can match. */
-#define DTYPE_NAME_SCAN 16
-
-const char *gpuprobe_dtype_name(gpuprobe_dtype dtype)
-{
-    unsigned v = (unsigned)dtype;
-    return v < N_DTYPES ? dtype_table[v].name : "unknown";
-}
-
-gpuprobe_status gpuprobe_dtype_parse(const char *name, gpuprobe_dtype *dtype)
-{
-    if (!name || !dtype)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    /* Bounded: never read past the NUL, nor further than any name needs. */
-    size_t len = strnlen(name, DTYPE_NAME_SCAN);
-    for (unsigned i = 0; i < N_DTYPES; i++) {
-        if (len == strlen(dtype_table[i].name) &&
-            memcmp(name, dtype_table[i].name, len) == 0) {
-            *dtype = (gpuprobe_dtype)i;
-            return GPUPROBE_OK;
-        }
-    }
-    return GPUPROBE_ERR_INVALID_ARGUMENT;
-}
-
-const char *gpuprobe_workload_name(gpuprobe_workload workload)
-{
-    unsigned v = (unsigned)workload;
-    return v < N_WORKLOADS ? workload_names[v] : "unknown";
-}
-
-unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype)
-{
-    unsigned v = (unsigned)dtype;
-    return v < N_DTYPES ? dtype_table[v].half_bytes : 0;
-}
-
 /* Validate a dtype/workload pair. */
 static gpuprobe_status check_rule(gpuprobe_dtype dtype,
                                   gpuprobe_workload workload)
 {
-    if ((unsigned)dtype >= N_DTYPES || (unsigned)workload >= N_WORKLOADS)
+    if (!gp_dtype_known(dtype) || !gp_workload_known(workload))
         return GPUPROBE_ERR_INVALID_ARGUMENT;
-    if (workload == GPUPROBE_WORKLOAD_TRAINING &&
-        dtype_table[dtype].train_bytes == 0)
+    if (workload == GPUPROBE_WORKLOAD_TRAINING && gp_dtype_train_bytes(dtype) == 0)
         return GPUPROBE_ERR_UNSUPPORTED;
     return GPUPROBE_OK;
 }
@@ -142,7 +78,7 @@ gpuprobe_status gpuprobe_capacity_bytes(uint64_t params, gpuprobe_dtype dtype,
         return GPUPROBE_ERR_OVERFLOW;
 
     /* params <= 10^15 < 2^50: every product below stays under 2^56. */
-    uint64_t w = div_ceil(params * dtype_table[dtype].half_bytes, 2);
+    uint64_t w = div_ceil(params * gp_dtype_half_bytes(dtype), 2);
     switch (workload) {
     case GPUPROBE_WORKLOAD_WEIGHTS:
         *bytes = w;
@@ -151,7 +87,7 @@ gpuprobe_status gpuprobe_capacity_bytes(uint64_t params, gpuprobe_dtype dtype,
         *bytes = div_ceil(6 * w, 5);
         break;
     case GPUPROBE_WORKLOAD_TRAINING:
-        *bytes = params * dtype_table[dtype].train_bytes;
+        *bytes = params * gp_dtype_train_bytes(dtype);
         break;
     }
     return GPUPROBE_OK;
@@ -171,7 +107,7 @@ gpuprobe_status gpuprobe_capacity_params(uint64_t bytes, gpuprobe_dtype dtype,
     uint64_t w = bytes; /* the byte budget for the weights */
     switch (workload) {
     case GPUPROBE_WORKLOAD_TRAINING:
-        n = bytes / dtype_table[dtype].train_bytes;
+        n = bytes / gp_dtype_train_bytes(dtype);
         break;
     case GPUPROBE_WORKLOAD_INFERENCE:
         /* ceil(6 w / 5) <= B  <=>  w <= floor(5 B / 6); never wraps. */
@@ -181,7 +117,7 @@ gpuprobe_status gpuprobe_capacity_params(uint64_t bytes, gpuprobe_dtype dtype,
     case GPUPROBE_WORKLOAD_WEIGHTS:
         /* ceil(N h / 2) <= w  <=>  N <= floor(2 w / h). For h = 1 and
          * w >= 2^63 this does not fit 64 bits: far above the limit. */
-        if (mul_div_floor(w, 2, dtype_table[dtype].half_bytes, &n) != 0)
+        if (mul_div_floor(w, 2, gp_dtype_half_bytes(dtype), &n) != 0)
             return GPUPROBE_ERR_OVERFLOW;
         break;
     }

@@ -1,5 +1,9 @@
 /*
- * context.c - context lifetime, version, status strings, error messages.
+ * context.c - set-up and teardown: the context (the environment read once
+ * at creation), its destruction (each owner's release function, called
+ * downward), the version, the last error, and the test seams that replace
+ * a context's devices or filesystem root. The top floor: nothing in the
+ * library calls into it. See docs/architecture.md.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -7,8 +11,6 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
-#include "cuda_loader.h"
-#include "cpu_blas.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,129 +20,6 @@
 unsigned gpuprobe_version(void) { return GPUPROBE_VERSION_NUMBER; }
 
 const char *gpuprobe_version_string(void) { return GPUPROBE_VERSION_STRING; }
-
-/* Indexed by status value; the enum is dense from 0. */
-static const struct {
-    const char *name;
-    const char *text;
-} status_table[] = {
-    {"ok", "success"},
-    {"invalid_argument", "invalid argument"},
-    {"out_of_memory", "out of host memory"},
-    {"device_out_of_memory", "out of device memory"},
-    {"not_found", "no such device"},
-    {"unsupported", "not supported by this device or build"},
-    {"cuda_unavailable", "CUDA is not usable"},
-    {"cuda", "a CUDA call failed"},
-    {"no_fit", "no device meets the requirements"},
-    {"verify_failed", "result failed verification"},
-    {"overflow", "size too large"},
-    {"system", "operating-system query failed"},
-    {"internal", "internal error in libgpuprobe"},
-};
-
-#define N_STATUS (sizeof status_table / sizeof status_table[0])
-
-const char *gpuprobe_status_string(gpuprobe_status status)
-{
-    unsigned v = (unsigned)status;
-    return v < N_STATUS ? status_table[v].text : "unknown status";
-}
-
-const char *gpuprobe_status_name(gpuprobe_status status)
-{
-    unsigned v = (unsigned)status;
-    return v < N_STATUS ? status_table[v].name : "unknown";
-}
-
-void gp_strlcpy(char *dst, const char *src, size_t size)
-{
-    if (size == 0)
-        return;
-    size_t n = src ? strnlen(src, size - 1) : 0;
-    if (n)
-        memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
-void gp_snprintf(char *dst, size_t size, const char *fmt, ...)
-{
-    if (size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int r = vsnprintf(dst, size, fmt, ap);
-    va_end(ap);
-    if (r < 0)
-        dst[0] = '\0';
-}
-
-void gp_quote(char *dst, size_t size, const char *text, size_t max)
-{
-    if (size == 0)
-        return;
-    if (!text) {
-        gp_strlcpy(dst, "(null)", size);
-        return;
-    }
-    const char *ellipsis = "...";
-    size_t room = size - 1; /* for NUL */
-    size_t i = 0, o = 0;
-    int truncated = 0;
-    for (; text[i] != '\0'; i++) {
-        if (i >= max || o + 1 > room) {
-            truncated = 1;
-            break;
-        }
-        unsigned char c = (unsigned char)text[i];
-        dst[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-    }
-    if (truncated) {
-        size_t el = strlen(ellipsis);
-        if (o + el > room)
-            o = room >= el ? room - el : 0;
-        memcpy(dst + o, ellipsis, room >= el ? el : room);
-        o += room >= el ? el : room;
-    }
-    dst[o] = '\0';
-}
-
-void gp_quote_inplace(char *text)
-{
-    gp_quote(text, strlen(text) + 1, text, SIZE_MAX);
-}
-
-const char *gp_getenv(const char *name)
-{
-#if defined(__GLIBC__) || defined(_GNU_SOURCE)
-    return secure_getenv(name);
-#else
-    return getenv(name);
-#endif
-}
-
-gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
-                        const char *fmt, ...)
-{
-    if (ctx) {
-        va_list ap;
-        va_start(ap, fmt);
-        int r = vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-        va_end(ap);
-        if (r < 0 || ctx->error[0] == '\0')
-            gp_strlcpy(ctx->error, gpuprobe_status_string(status),
-                       sizeof ctx->error);
-        gp_quote_inplace(ctx->error);
-    }
-    return status;
-}
-
-gpuprobe_status gp_ok(gpuprobe_context *ctx)
-{
-    if (ctx)
-        ctx->error[0] = '\0';
-    return GPUPROBE_OK;
-}
 
 static int env_means_off(const char *v)
 {
@@ -191,9 +70,6 @@ gpuprobe_status gpuprobe_context_create(gpuprobe_context **out, unsigned flags)
     *out = ctx;
     return GPUPROBE_OK;
 }
-
-/* Defined in cuda_matmul.c: releases cuBLAS handles and streams. */
-void gp_cuda_blas_release(gpuprobe_context *ctx);
 
 void gpuprobe_context_destroy(gpuprobe_context *ctx)
 {

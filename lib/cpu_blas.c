@@ -18,10 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* dlsym into a typed function pointer without a pedantic object-to-function
- * cast warning. Returns 0 when found. */
-#define BIND(lib, name, field)                                                \
-    (*(void **)(&(field)) = dlsym((lib), (name)), (field) == NULL)
+/* dlsym into a typed function pointer; 0 when found. */
+#define BIND(lib, name, field) (gp_dlsym((lib), (name), &(field), sizeof(field)) != 0)
 
 /* The address space of one more thread: its stack and guard page, as
  * pthread_create() maps them by default (RLIMIT_STACK, usually 8 MiB). */

@@ -82,8 +82,7 @@ typedef struct gp_openblas {
  */
 gpuprobe_status gp_openblas_get(gpuprobe_context *ctx, const gp_openblas **out);
 
-/* Free the per-context table (the library stays loaded). NULL is accepted. */
-void gp_openblas_release(gp_openblas *blas);
+/* gp_openblas_release(): internal.h (context.c calls it). */
 
 /* "OpenBLAS 0.3.21 Haswell": version from the build config plus the core
  * selected at run time. */

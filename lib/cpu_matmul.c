@@ -1,6 +1,7 @@
 /*
  * cpu_matmul.c - the CPU backend of the timed matmul: OpenBLAS
- * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major.
+ * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major, behind the table
+ * of operations of matmul_internal.h (the protocol is matmul.c's).
  *
  * OpenBLAS's thread count is process-wide: when the options ask for a
  * count, it is set for the runs and the previous value is put back before
@@ -15,10 +16,11 @@
  * run in another thread to restore the count, and the child starts with
  * the lock free and the count restored.
  *
- * Before anything is allocated, the run is checked against the host's and
- * the process's memory limits, counting OpenBLAS's buffers and threads
- * (gp_openblas_cost()): under an address-space limit OpenBLAS would
- * otherwise spin forever on a buffer it cannot map.
+ * needs() tells the protocol what OpenBLAS adds to A, B and C (its buffers
+ * and threads, gp_openblas_cost()), which it checks against the host's and
+ * the process's memory limits before anything is allocated: under an
+ * address-space limit OpenBLAS would otherwise spin forever on a buffer it
+ * cannot map.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -28,31 +30,12 @@
 #include "matmul_internal.h"
 #include "cpu_blas.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-
-/* Timed runs: at least min_runs; then more while the budget lasts (time
- * since the first timed run), at most max_runs. Between the two clock
- * reads there is nothing but the gemm call. */
-#define GP_TIMED_LOOP(GEMM_CALL)                                              \
-    do {                                                                      \
-        double budget_ = (double)job->budget_ms / 1000.0;                     \
-        size_t min_ = (size_t)job->min_runs, max_ = (size_t)job->max_runs;    \
-        double first_ = gp_now(), last_ = first_;                             \
-        size_t r_ = 0;                                                        \
-        while (r_ < min_ || (r_ < max_ && last_ - first_ < budget_)) {        \
-            double t0_ = gp_now();                                             \
-            GEMM_CALL;                                                        \
-            last_ = gp_now();                                                  \
-            job->times[r_++] = last_ - t0_;                                   \
-        }                                                                     \
-        job->runs = r_;                                                       \
-    } while (0)
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -66,38 +49,55 @@ static void register_atfork(void)
                                   threads_lock_give);
 }
 
-gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
+typedef struct cpu_run {
+    const gp_openblas *ob;
+    int dp;                   /* fp64 */
+    int m, n, k;
+    void *a, *b, *c;
+    int set_threads;          /* holds threads_lock, prev_threads to restore */
+    int prev_threads;
+} cpu_run;
+
+static gpuprobe_status cpu_needs(gpuprobe_context *ctx, const gp_mm_job *job,
+                                 gp_mm_needs *out)
 {
-    double setup0 = gp_now();
     const gp_openblas *ob = NULL;
     gpuprobe_status st = gp_openblas_get(ctx, &ob);
     if (st != GPUPROBE_OK)
         return st;
-    const int dp = job->dtype == GPUPROBE_DTYPE_FP64;
-    const gp_elem e = dp ? GP_ELEM_F64 : GP_ELEM_F32;
-    const size_t es = gp_elem_size(e);
-    const int m = (int)job->m, n = (int)job->n, k = (int)job->k;
-    size_t ba, bb, bc;
-    if (gp_mm_bytes(job->m, job->k, es, &ba) || gp_mm_bytes(job->k, job->n, es, &bb) ||
-        gp_mm_bytes(job->m, job->n, es, &bc))
-        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
-
+    size_t es = job->dtype == GPUPROBE_DTYPE_FP64 ? sizeof(double) : sizeof(float);
     gp_blas_cost cost;
     gp_openblas_cost(ob, job->cpu_threads, job->m, job->n, job->k, es, &cost);
-    char mtext[96], stext[160];
-    gp_snprintf(mtext, sizeof mtext, "OpenBLAS's packed panels up to %llu bytes",
+    out->memory = cost.memory;
+    out->address_space = cost.address_space;
+    gp_snprintf(out->memory_text, sizeof out->memory_text,
+                "OpenBLAS's packed panels up to %llu bytes",
                 (unsigned long long)cost.memory);
-    int len = snprintf(stext, sizeof stext,
+    int len = snprintf(out->space_text, sizeof out->space_text,
                        "OpenBLAS %llu bytes: the calling thread's buffer",
                        (unsigned long long)cost.address_space);
-    if (cost.new_threads > 0 && len > 0 && (size_t)len < sizeof stext)
-        gp_snprintf(stext + len, sizeof stext - (size_t)len,
+    if (cost.new_threads > 0 && len > 0 && (size_t)len < sizeof out->space_text)
+        gp_snprintf(out->space_text + len, sizeof out->space_text - (size_t)len,
                     " and the buffers and stacks of %d new pool thread%s",
                     cost.new_threads, cost.new_threads == 1 ? "" : "s");
-    st = gp_mm_check_host(ctx, job, cost.memory, mtext, cost.address_space, stext);
+    return GPUPROBE_OK;
+}
+
+static void cpu_free(cpu_run *r)
+{
+    free(r->a);
+    free(r->b);
+    free(r->c);
+    free(r);
+}
+
+static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
+                                   gp_mm_host *host, void **state)
+{
+    const gp_openblas *ob = NULL;
+    gpuprobe_status st = gp_openblas_get(ctx, &ob); /* loaded by needs() */
     if (st != GPUPROBE_OK)
         return st;
-
     const int set_threads = job->cpu_threads > 0;
     if (set_threads) {
         (void)pthread_once(&atfork_once, register_atfork);
@@ -107,38 +107,37 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
                            "thread-count lock (pthread_atfork: error %d)",
                            atfork_error);
     }
+    const int dp = job->dtype == GPUPROBE_DTYPE_FP64;
+    const gp_elem e = dp ? GP_ELEM_F64 : GP_ELEM_F32;
+    const size_t es = gp_elem_size(e);
+    size_t ba, bb, bc;
+    if (gp_mm_bytes(job->m, job->k, es, &ba) || gp_mm_bytes(job->k, job->n, es, &bb) ||
+        gp_mm_bytes(job->m, job->n, es, &bc))
+        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
 
-    void *a = NULL, *b = NULL, *c = NULL;
+    cpu_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");
     /* 64-byte alignment: whole cache lines, as any AVX-512 load wants. */
-    if (posix_memalign(&a, 64, ba) != 0) a = NULL;
-    if (a && posix_memalign(&b, 64, bb) != 0) b = NULL;
-    if (b && posix_memalign(&c, 64, bc) != 0) c = NULL;
-    if (!a || !b || !c) {
-        free(a);
-        free(b);
-        free(c);
+    if (posix_memalign(&r->a, 64, ba) != 0) r->a = NULL;
+    if (r->a && posix_memalign(&r->b, 64, bb) != 0) r->b = NULL;
+    if (r->b && posix_memalign(&r->c, 64, bc) != 0) r->c = NULL;
+    if (!r->a || !r->b || !r->c) {
+        cpu_free(r);
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "allocating A, B and C (%zu + %zu "
-                       "+ %zu bytes)",
-                       ba, bb, bc);
+                       "allocating A, B and C (%zu + %zu + %zu bytes)", ba, bb, bc);
     }
-    size_t na = ba / es, nb = bb / es, nc = bc / es;
-    gp_fill_random(a, e, na, job->seed, 1);
-    gp_fill_random(b, e, nb, job->seed, 2);
-    /* Poison C: a gemm that writes nothing leaves NaN, which never verifies. */
-    if (dp) {
-        double *cd = c;
-        for (size_t i = 0; i < nc; i++)
-            cd[i] = NAN;
-    } else {
-        float *cf = c;
-        for (size_t i = 0; i < nc; i++)
-            cf[i] = NAN;
-    }
+    r->ob = ob;
+    r->dp = dp;
+    r->m = (int)job->m;
+    r->n = (int)job->n;
+    r->k = (int)job->k;
+    *host = (gp_mm_host){r->a, r->b, r->c, e, e, e};
 
+    r->set_threads = set_threads;
     if (set_threads)
         pthread_mutex_lock(&threads_lock);
-    const int prev_threads = ob->get_num_threads();
+    r->prev_threads = ob->get_num_threads();
     if (set_threads)
         ob->set_num_threads((int)job->cpu_threads);
     job->threads = ob->get_num_threads();
@@ -146,37 +145,49 @@ gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job)
     job->math_mode[0] = '\0';
     gp_strlcpy(job->compute_type, dp ? "cblas_dgemm" : "cblas_sgemm",
                sizeof job->compute_type);
-
-    if (dp) {
-        const double *ad = a, *bd = b;
-        double *cd = c;
-        for (int64_t w = 0; w < job->warmup; w++)
-            ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                        1.0, ad, k, bd, n, 0.0, cd, n);
-        job->setup_s = gp_now() - setup0;
-        GP_TIMED_LOOP(ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                                  m, n, k, 1.0, ad, k, bd, n, 0.0, cd, n));
-    } else {
-        const float *af = a, *bf = b;
-        float *cf = c;
-        for (int64_t w = 0; w < job->warmup; w++)
-            ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                        1.0f, af, k, bf, n, 0.0f, cf, n);
-        job->setup_s = gp_now() - setup0;
-        GP_TIMED_LOOP(ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                                  m, n, k, 1.0f, af, k, bf, n, 0.0f, cf, n));
-    }
-
-    if (set_threads) {
-        ob->set_num_threads(prev_threads);
-        pthread_mutex_unlock(&threads_lock);
-    }
-
-    job->h2d_s = job->d2h_s = 0.0;
-    if (job->verify)
-        gp_mm_verify(job, a, e, b, e, c, e);
-    free(a);
-    free(b);
-    free(c);
+    *state = r;
     return GPUPROBE_OK;
 }
+
+/* Between the two clock reads there is nothing but the gemm calls. */
+static gpuprobe_status cpu_run_block(gpuprobe_context *ctx, void *state, size_t reps,
+                                     double *seconds)
+{
+    (void)ctx;
+    const cpu_run *r = state;
+    const gp_openblas *ob = r->ob;
+    const int m = r->m, n = r->n, k = r->k;
+    double t0 = gp_now();
+    if (r->dp) {
+        for (size_t i = 0; i < reps; i++)
+            ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, r->a, k,
+                      r->b, n, 0.0, r->c, n);
+    } else {
+        for (size_t i = 0; i < reps; i++)
+            ob->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, r->a, k,
+                      r->b, n, 0.0f, r->c, n);
+    }
+    *seconds = gp_now() - t0;
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status cpu_release(gpuprobe_context *ctx, void *state, gpuprobe_status st)
+{
+    (void)ctx;
+    cpu_run *r = state;
+    if (r->set_threads) {
+        r->ob->set_num_threads(r->prev_threads);
+        pthread_mutex_unlock(&threads_lock);
+    }
+    cpu_free(r);
+    return st;
+}
+
+const gp_mm_backend gp_cpu_backend = {
+    .needs = cpu_needs,
+    .prepare = cpu_prepare,
+    .upload = NULL,
+    .run = cpu_run_block,
+    .download = NULL,
+    .release = cpu_release,
+};

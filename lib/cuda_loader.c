@@ -24,47 +24,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-void *(*gp_test_dlopen)(const char *file, int mode);
 
-void gp_cuda_version_string(int version, char *buf, size_t size)
-{
-    if (version <= 0)
-        gp_strlcpy(buf, "unknown", size);
-    else
-        gp_snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
-}
-
-void *gp_dlopen(const char *file, int mode)
-{
-    (void)dlerror(); /* clear a stale message */
-    return gp_test_dlopen ? gp_test_dlopen(file, mode) : dlopen(file, mode);
-}
-
-void gp_dlerror(char *buf, size_t size)
-{
-    /* The loader's text holds the path it was given, and so whatever bytes
-     * GPUPROBE_CUDA_LIBDIR holds. */
-    const char *e = dlerror();
-    gp_quote(buf, size, e ? e : "cannot open shared object file", SIZE_MAX);
-}
-
-#ifdef GPUPROBE_HAVE_CUDA
-
-/* ---- dlopen helpers ------------------------------------------------------ */
-
-/* dlsym into *slot; returns 0 when found. The cast goes through a union-free
- * memcpy so that -Wpedantic stays quiet about object-to-function pointers. */
-static int sym(void *lib, const char *name, void *slot, size_t slot_size)
-{
-    void *p = dlsym(lib, name);
-    if (!p)
-        return -1;
-    if (slot_size != sizeof p)
-        return -1;
-    memcpy(slot, &p, sizeof p);
-    return 0;
-}
-#define SYM(lib, name, field) sym((lib), (name), &(field), sizeof(field))
+#define SYM(lib, name, field) gp_dlsym((lib), (name), &(field), sizeof(field))
 
 /* Majors of libcudart.so.N to try: the build's own first, then newest first. */
 static size_t runtime_majors(int *out, size_t max)
@@ -723,39 +684,6 @@ void gp_cuda_unload(gp_cuda *cuda)
     free(cuda);
 }
 
-#else /* !GPUPROBE_HAVE_CUDA */
-
-gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
-{
-    if (ctx->fake)
-        return GPUPROBE_OK; /* simulated devices (test seam): the cause is theirs */
-    ctx->driver_version = 0;
-    ctx->runtime_version = 0;
-    if (ctx->env_cuda_off) {
-        ctx->cuda_cause = GPUPROBE_CUDA_DISABLED;
-        gp_strlcpy(ctx->cuda_detail,
-                   "GPUPROBE_CUDA is set to a value that turns CUDA off",
-                   sizeof ctx->cuda_detail);
-        return GPUPROBE_OK;
-    }
-    ctx->cuda_cause = GPUPROBE_CUDA_NOT_BUILT;
-    gp_strlcpy(ctx->cuda_detail,
-               "the CUDA headers were not used at build time "
-               "(GPUPROBE_WITH_CUDA=OFF, or not found: set CUDA_HOME)",
-               sizeof ctx->cuda_detail);
-    return GPUPROBE_OK;
-}
-
-gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
-{
-    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                   "cannot load cuBLAS: libgpuprobe was built without CUDA support");
-}
-
-void gp_cuda_unload(gp_cuda *cuda) { free(cuda); }
-
-#endif
-
 gp_nvml *gp_cuda_nvml(gpuprobe_context *ctx, const char **why)
 {
     if (!ctx->cuda) {
@@ -771,105 +699,3 @@ gp_nvml *gp_cuda_nvml(gpuprobe_context *ctx, const char **why)
     return NULL;
 }
 
-#ifdef GPUPROBE_HAVE_CUDA
-gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
-                                 const char *call, CUresult r)
-{
-    const char *en = NULL;
-    if (!ctx->cuda->drv.GetErrorName ||
-        ctx->cuda->drv.GetErrorName(r, &en) != CUDA_SUCCESS || !en)
-        en = "unrecognized CUDA driver error";
-    char qen[64], qname[80];
-    gp_quote(qen, sizeof qen, en, 48);
-    gp_quote(qname, sizeof qname, dev->name, 64);
-    return gp_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
-                                                      : GPUPROBE_ERR_CUDA,
-                   "%s on %s (%s) failed with %s", call, dev->spec, qname, qen);
-}
-#endif
-
-#ifdef GPUPROBE_HAVE_CUDA
-/* NVML's used-memory figure of a device; 0 on success. */
-static int nvml_used(gpuprobe_context *ctx, const gp_device *dev, uint64_t *used)
-{
-    gp_nvml *n = dev->nvml ? gp_cuda_nvml(ctx, NULL) : NULL;
-    gp_nvml_mem m;
-    const char *call = NULL;
-    if (!n || gp_nvml_memory(n, dev->nvml, &m, &call) != GP_NVML_SUCCESS)
-        return -1;
-    *used = m.used;
-    return 0;
-}
-#endif
-
-gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
-{
-#ifdef GPUPROBE_HAVE_CUDA
-    gp_cuda *c = ctx->cuda;
-    if (!c || !c->drv_lib || !c->drvctx.PrimaryCtxRetain ||
-        !c->drvctx.CtxPushCurrent || !c->drvctx.CtxPopCurrent)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "the CUDA driver's context functions are not loaded");
-    CUdevice cudev;
-    CUresult r = c->drv.DeviceGet(&cudev, dev->cuda_index);
-    if (r != CUDA_SUCCESS)
-        return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", r);
-    int held = 0;
-    for (size_t k = 0; k < c->nretained; k++)
-        held |= c->retained[k] == cudev;
-    if (!held && c->nretained == c->retained_cap) {
-        size_t cap = c->retained_cap ? c->retained_cap * 2 : 4;
-        CUdevice *grown = realloc(c->retained, cap * sizeof *grown);
-        if (!grown)
-            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                           "out of memory recording retained CUDA contexts");
-        c->retained = grown;
-        c->retained_cap = cap;
-    }
-    /* The retain that creates the primary context (nobody in the process
-     * holds it yet) is where its cost shows: measured through NVML, used
-     * memory before and after, and kept with the device for capacity
-     * estimates, whichever call (a memory query, a matmul) creates it. */
-    unsigned pflags = 0;
-    int active = 1;
-    uint64_t before = 0;
-    int measure = c->drv.DevicePrimaryCtxGetState &&
-                  c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active) == CUDA_SUCCESS &&
-                  !active && nvml_used(ctx, dev, &before) == 0;
-    CUcontext pctx = NULL;
-    r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
-    if (r != CUDA_SUCCESS)
-        return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
-    if (held)
-        (void)c->drvctx.PrimaryCtxRelease(cudev); /* one retain per device */
-    else
-        c->retained[c->nretained++] = cudev;
-    uint64_t after = 0;
-    size_t idx = (size_t)(dev - ctx->devices);
-    if (measure && idx < ctx->ndevices && nvml_used(ctx, dev, &after) == 0 && after > before)
-        ctx->devices[idx].context_bytes = after - before;
-    r = c->drvctx.CtxPushCurrent(pctx);
-    if (r != CUDA_SUCCESS)
-        return gp_cuda_drv_fail(ctx, dev, "cuCtxPushCurrent_v2", r);
-    return GPUPROBE_OK;
-#else
-    (void)dev;
-    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                   "libgpuprobe was built without CUDA support");
-#endif
-}
-
-gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev)
-{
-#ifdef GPUPROBE_HAVE_CUDA
-    CUcontext popped = NULL;
-    CUresult r = ctx->cuda->drvctx.CtxPopCurrent(&popped);
-    if (r != CUDA_SUCCESS)
-        return gp_cuda_drv_fail(ctx, dev, "cuCtxPopCurrent_v2", r);
-    return GPUPROBE_OK;
-#else
-    (void)dev;
-    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                   "libgpuprobe was built without CUDA support");
-#endif
-}

@@ -1,24 +1,30 @@
 /*
- * cuda_loader.h - run-time loading of the CUDA runtime, driver, NVML and
- * cuBLAS with dlopen. libgpuprobe never links a CUDA library: the CUDA
- * headers are used for types and enum values only, and every function is
- * looked up with dlsym by the name the headers expand it to (e.g.
- * cuDeviceTotalMem -> cuDeviceTotalMem_v2, cublasCreate -> cublasCreate_v2).
+ * cuda_loader.h - the CUDA state the CUDA files share (cuda_loader.c,
+ * cuda_device.c, cuda_matmul.c; included by nothing else): the libraries
+ * opened with dlopen and the functions looked up in them. libgpuprobe
+ * never links a CUDA library: the CUDA headers are used for types and enum
+ * values only, and every function is looked up with dlsym by the name the
+ * headers expand it to (e.g. cuDeviceTotalMem -> cuDeviceTotalMem_v2,
+ * cublasCreate -> cublasCreate_v2). What the rest of the library calls is
+ * declared in internal.h, typed without CUDA; no_cuda.c stands in for it
+ * in a build without CUDA.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #ifndef GPUPROBE_CUDA_LOADER_H
 #define GPUPROBE_CUDA_LOADER_H
 
+#ifndef GPUPROBE_HAVE_CUDA
+#error "cuda_loader.h belongs to the CUDA files of a build with CUDA support"
+#endif
+
 #include "internal.h"
 #include "nvml.h"
 
-#ifdef GPUPROBE_HAVE_CUDA
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <library_types.h>
 #include <cublas_api.h>
-#endif
 
 
 typedef struct gp_cuda {
@@ -37,7 +43,6 @@ typedef struct gp_cuda {
      * CUDA devices, and by the cause decision; shut down at unload. */
     gp_nvml nvml;
 
-#ifdef GPUPROBE_HAVE_CUDA
     struct {
         cudaError_t (*RuntimeGetVersion)(int *);
         cudaError_t (*DriverGetVersion)(int *);
@@ -104,46 +109,11 @@ typedef struct gp_cuda {
      * gp_cuda_unload() (i.e. when the gpuprobe context is destroyed). */
     CUdevice *retained;
     size_t nretained, retained_cap;
-#endif
 } gp_cuda;
 
-/*
- * Load the runtime and the driver (once per context) and decide the CUDA
- * cause: sets ctx->cuda_cause, ctx->cuda_detail, ctx->driver_version,
- * ctx->runtime_version and ctx->cuda. Returns GPUPROBE_OK whatever the cause
- * (an unusable CUDA is an answer); only host out-of-memory is an error.
- * Never loads cuBLAS. With simulated devices (ctx->fake, a test seam) it
- * does nothing: the cause then comes from the simulation (gp_enumerate()).
- */
-gpuprobe_status gp_cuda_load(gpuprobe_context *ctx);
+/* Load cuBLAS matching the loaded runtime (internal.h) is
+ * gp_cuda_load_cublas(); the helpers below are for the CUDA files. */
 
-/* Load cuBLAS matching the loaded runtime (first GPU matmul only).
- * GPUPROBE_ERR_CUDA_UNAVAILABLE with a message when it cannot be loaded. */
-gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx);
-
-/* Close every library and free the state. NULL is accepted. */
-void gp_cuda_unload(gp_cuda *cuda);
-
-/* NVML for this context's CUDA devices: loaded once (never required, and
- * never with GPUPROBE_NVML off); NULL when not usable, and then *why (if
- * not NULL) says why. NULL also without a loaded CUDA. */
-gp_nvml *gp_cuda_nvml(gpuprobe_context *ctx, const char **why);
-/* "12.4" from 12040; "unknown" for 0 or less. */
-void gp_cuda_version_string(int version, char *buf, size_t size);
-
-/*
- * Make the primary context of CUDA device `dev` (the one the runtime and
- * cuBLAS use) current on the calling thread, pushed on top of whatever was
- * current; gp_cuda_leave() pops it. The calling thread's current context and
- * the runtime's current device are thus left exactly as they were, and no
- * other device gets a context (cudaSetDevice would create one on the device
- * "restored" to). The primary context is retained once per gpuprobe context
- * and released by gp_cuda_unload(). Errors name the driver call.
- */
-gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev);
-gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);
-
-#ifdef GPUPROBE_HAVE_CUDA
 /* "cudaErrorMemoryAllocation"-style name of a runtime error (never NULL). */
 const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err);
 /* Name of a cuBLAS status, e.g. "CUBLAS_STATUS_ALLOC_FAILED" (never NULL). */
@@ -153,6 +123,5 @@ const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st);
  * CUDA_ERROR_OUT_OF_MEMORY and GPUPROBE_ERR_CUDA otherwise. */
 gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
                                  const char *call, CUresult r);
-#endif
 
 #endif

@@ -1,10 +1,12 @@
 /*
  * cuda_matmul.c - the CUDA backend of the timed matmul: cublasGemmEx on the
- * library's own stream, timed with CUDA events.
+ * library's own stream, timed with CUDA events, behind the table of
+ * operations of matmul_internal.h (the protocol is matmul.c's). Built only
+ * with CUDA support (no_cuda_matmul.c otherwise).
  *
- * Per context, one non-blocking stream, one cuBLAS handle and a pool of
- * events per CUDA device, created at the first matmul on that device and
- * kept (in ctx->blas) until gpuprobe_context_destroy().
+ * Per context, one non-blocking stream, one cuBLAS handle and two events
+ * per CUDA device, created at the first matmul on that device and kept (in
+ * ctx->blas) until gpuprobe_context_destroy().
  *
  * Precisions (all with fp32 accumulation, alpha/beta fp32):
  *   fp32  A, B, C CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH: no
@@ -31,25 +33,8 @@
 #include "matmul_internal.h"
 #include "cuda_loader.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef GPUPROBE_HAVE_CUDA
-
-void gp_cuda_blas_release(gpuprobe_context *ctx)
-{
-    (void)ctx;
-}
-
-gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
-{
-    (void)job;
-    return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                   "%s", gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NOT_BUILT));
-}
-
-#else /* GPUPROBE_HAVE_CUDA */
 
 /* Headroom left on the device beyond A, B and C: cuBLAS's workspace
  * (up to 32 MiB per handle on Hopper) and its kernels' own needs. */
@@ -258,31 +243,6 @@ static void release_buffers(const gp_cuda *cu, bufs *b)
     memset(b, 0, sizeof *b);
 }
 
-#define CK_RT(call, expr)                                                     \
-    do {                                                                      \
-        cudaError_t e_ = (expr);                                              \
-        if (e_ != cudaSuccess) {                                              \
-            st = rt_fail(ctx, call, e_);                                      \
-            goto out;                                                         \
-        }                                                                     \
-    } while (0)
-
-#define CK_BLAS(call, expr)                                                   \
-    do {                                                                      \
-        cublasStatus_t s_ = (expr);                                           \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                    \
-            st = blas_fail(ctx, call, s_);                                    \
-            goto out;                                                         \
-        }                                                                     \
-    } while (0)
-
-#define CK(expr)                                                              \
-    do {                                                                      \
-        st = (expr);                                                          \
-        if (st != GPUPROBE_OK)                                                \
-            goto out;                                                         \
-    } while (0)
-
 static void describe(gp_mm_job *job, const gp_blas_dev *d, const gemm_call *g)
 {
     gp_snprintf(job->backend, sizeof job->backend,
@@ -304,11 +264,43 @@ static void describe(gp_mm_job *job, const gp_blas_dev *d, const gemm_call *g)
                 emu ? "; CUBLAS_EMULATE_SINGLE_PRECISION=" : "", qe);
 }
 
-gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
+/* The cublasGemmEx types of a dtype (the table at the top). */
+static gpuprobe_status gemm_types(gpuprobe_context *ctx, gpuprobe_dtype dt, gemm_call *g,
+                                  gp_elem *ein)
 {
-    const gp_device *dev = job->dev;
-    double setup0 = gp_now();
+    g->c_type = CUDA_R_32F;
+    g->c_name = "CUDA_R_32F";
+    g->compute = CUBLAS_COMPUTE_32F;
+    g->compute_name = "CUBLAS_COMPUTE_32F";
+    g->ab_type = CUDA_R_32F;
+    g->ab_name = "CUDA_R_32F";
+    *ein = GP_ELEM_F32;
+    switch (dt) {
+    case GPUPROBE_DTYPE_FP32:
+        return GPUPROBE_OK;
+    case GPUPROBE_DTYPE_TF32:
+        g->compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        g->compute_name = "CUBLAS_COMPUTE_32F_FAST_TF32";
+        return GPUPROBE_OK;
+    case GPUPROBE_DTYPE_FP16:
+        g->ab_type = CUDA_R_16F;
+        g->ab_name = "CUDA_R_16F";
+        *ein = GP_ELEM_F16;
+        return GPUPROBE_OK;
+    case GPUPROBE_DTYPE_BF16:
+        g->ab_type = CUDA_R_16BF;
+        g->ab_name = "CUDA_R_16BF";
+        *ein = GP_ELEM_BF16;
+        return GPUPROBE_OK;
+    default:
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in %s is not done on CUDA devices",
+                       gpuprobe_dtype_name(dt));
+    }
+}
 
+/* Is CUDA there, with cuBLAS? Loads cuBLAS at the first GPU matmul. */
+static gpuprobe_status cuda_ready(gpuprobe_context *ctx, const gp_device *dev)
+{
     gpuprobe_status st = gp_cuda_load(ctx);
     if (st != GPUPROBE_OK)
         return st;
@@ -318,215 +310,209 @@ gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job)
                        "matmul needs a real one",
                        dev->spec, dev->name);
     if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "%s%s%s",
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE, "%s%s%s",
                        gpuprobe_cuda_cause_string(ctx->cuda_cause),
                        ctx->cuda_detail[0] ? ": " : "", ctx->cuda_detail);
-    if (!ctx->cuda->blas_lib) {
-        st = gp_cuda_load_cublas(ctx);
-        if (st != GPUPROBE_OK)
-            return st;
-    }
-    const gp_cuda *cu = ctx->cuda;
-
-    gemm_call g;
-    memset(&g, 0, sizeof g);
-    g.m = (int)job->m;
-    g.n = (int)job->n;
-    g.k = (int)job->k;
-    g.c_type = CUDA_R_32F;
-    g.c_name = "CUDA_R_32F";
-    g.compute = CUBLAS_COMPUTE_32F;
-    g.compute_name = "CUBLAS_COMPUTE_32F";
-    gp_elem ein = GP_ELEM_F32;
-    switch (job->dtype) {
-    case GPUPROBE_DTYPE_FP32:
-        g.ab_type = CUDA_R_32F;
-        g.ab_name = "CUDA_R_32F";
-        break;
-    case GPUPROBE_DTYPE_TF32:
-        g.ab_type = CUDA_R_32F;
-        g.ab_name = "CUDA_R_32F";
-        g.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-        g.compute_name = "CUBLAS_COMPUTE_32F_FAST_TF32";
-        break;
-    case GPUPROBE_DTYPE_FP16:
-        g.ab_type = CUDA_R_16F;
-        g.ab_name = "CUDA_R_16F";
-        ein = GP_ELEM_F16;
-        break;
-    case GPUPROBE_DTYPE_BF16:
-        g.ab_type = CUDA_R_16BF;
-        g.ab_name = "CUDA_R_16BF";
-        ein = GP_ELEM_BF16;
-        break;
-    default:
-        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
-                       "matmul in %s is not done on CUDA devices",
-                       gpuprobe_dtype_name(job->dtype));
-    }
-    size_t es = gp_elem_size(ein), ba, bb, bc;
-    if (gp_mm_bytes(job->m, job->k, es, &ba) || gp_mm_bytes(job->k, job->n, es, &bb) ||
-        gp_mm_bytes(job->m, job->n, 4, &bc) || ba > SIZE_MAX - bb ||
-        ba + bb > SIZE_MAX - bc - GP_DEVICE_HEADROOM)
-        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
-
-    bufs b;
-    memset(&b, 0, sizeof b);
-    /* The device's primary context, pushed for this call only: the
-     * thread's current context/device are left as they were, and no other
-     * device gets a context. From here on, every exit goes through `out`:
-     * buffers freed, the context popped. */
-    st = gp_cuda_enter(ctx, dev);
-    if (st != GPUPROBE_OK)
-        return st;
-    cudaError_t e;
-
-    gp_blas_dev *d = NULL;
-    CK(get_dev(ctx, dev->cuda_index, &d));
-    CK_BLAS("cublasSetMathMode", cu->blas.SetMathMode(d->handle, CUBLAS_DEFAULT_MATH));
-    describe(job, d, &g);
-    job->threads = 0;
-
-    size_t free_b = 0, total_b = 0;
-    CK_RT("cudaMemGetInfo", cu->rt.MemGetInfo(&free_b, &total_b));
-    if (ba + bb + bc + GP_DEVICE_HEADROOM > free_b) {
-        st = gp_fail(ctx, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY,
-                     "matmul %dx%dx%d %s needs %zu bytes (%.1f MiB) of device "
-                     "memory for A, B and C plus %zu MiB for cuBLAS, but %s "
-                     "has %zu bytes (%.1f MiB) free of %zu",
-                     g.m, g.n, g.k, gpuprobe_dtype_name(job->dtype),
-                     ba + bb + bc, (double)(ba + bb + bc) / 1048576.0,
-                     GP_DEVICE_HEADROOM >> 20, dev->spec, free_b,
-                     (double)free_b / 1048576.0, total_b);
-        goto out;
-    }
-
-    /* Pinned host buffers: transfers at full bus speed, and truly async. */
-    e = cu->rt.MallocHost(&b.hA, ba);
-    if (e == cudaSuccess) e = cu->rt.MallocHost(&b.hB, bb);
-    if (e == cudaSuccess) e = cu->rt.MallocHost(&b.hC, bc);
-    if (e != cudaSuccess) {
-        (void)cu->rt.GetLastError();
-        st = gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_OUT_OF_MEMORY
-                                                         : GPUPROBE_ERR_CUDA,
-                     "cudaMallocHost of pinned host buffers (%zu + %zu + %zu "
-                     "bytes) failed: %s",
-                     ba, bb, bc, rt_name(cu, e));
-        goto out;
-    }
-    gp_fill_random(b.hA, ein, ba / es, job->seed, 1);
-    gp_fill_random(b.hB, ein, bb / es, job->seed, 2);
-
-    e = cu->rt.Malloc(&b.dA, ba);
-    if (e == cudaSuccess) e = cu->rt.Malloc(&b.dB, bb);
-    if (e == cudaSuccess) e = cu->rt.Malloc(&b.dC, bc);
-    if (e != cudaSuccess) {
-        (void)cu->rt.GetLastError();
-        st = gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
-                                                         : GPUPROBE_ERR_CUDA,
-                     "cudaMalloc of A, B and C (%zu + %zu + %zu bytes) on %s "
-                     "failed: %s",
-                     ba, bb, bc, dev->spec, rt_name(cu, e));
-        goto out;
-    }
-    g.dA = b.dA;
-    g.dB = b.dB;
-    g.dC = b.dC;
-
-    /* Events: 2 for a transfer, then per batch one more than its runs. */
-    size_t max_runs = (size_t)job->max_runs;
-    CK(need_events(ctx, d, max_runs + 1 > 2 ? max_runs + 1 : 2));
-    cudaEvent_t *ev = d->events;
-
-    /* Poison C (0xFFFFFFFF is an fp32 NaN) before any run. */
-    CK_RT("cudaMemsetAsync", cu->rt.MemsetAsync(b.dC, 0xFF, bc, d->stream));
-    CK_RT("cudaStreamSynchronize", cu->rt.StreamSynchronize(d->stream));
-    double setup_s = gp_now() - setup0;
-
-    /* Host to device, timed apart when TRANSFERS is on. */
-    double t_h2d = gp_now();
-    CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[0], d->stream));
-    CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(b.dA, b.hA, ba, cudaMemcpyHostToDevice, d->stream));
-    CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(b.dB, b.hB, bb, cudaMemcpyHostToDevice, d->stream));
-    CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[1], d->stream));
-    CK_RT("cudaEventSynchronize", cu->rt.EventSynchronize(ev[1]));
-    if (job->transfers)
-        CK(elapsed(ctx, ev[0], ev[1], &job->h2d_s));
-    else
-        setup_s += gp_now() - t_h2d; /* untimed copies count as setup */
-
-    /* Warm-up (first-call kernel loading happens here): part of setup. */
-    double t_warm = gp_now();
-    for (int64_t w = 0; w < job->warmup; w++)
-        CK_BLAS("cublasGemmEx", gemm(cu, d, &g));
-    CK_RT("cudaStreamSynchronize", cu->rt.StreamSynchronize(d->stream));
-    job->setup_s = setup_s + (gp_now() - t_warm);
-
-    /* Timed runs, in batches enqueued back to back with an event between
-     * runs, so no host launch gap falls inside a measurement; each batch
-     * starts with one untimed run so the GPU is already busy when the first
-     * start event is recorded. At least MIN_RUNS; then, while BUDGET_MS of
-     * wall time since the first batch lasts, batches sized from the mean
-     * run time so far; at most MAX_RUNS. */
-    size_t min_runs = (size_t)job->min_runs, done = 0;
-    double budget = (double)job->budget_ms / 1000.0, first = gp_now();
-    while (done < min_runs ||
-           (done < max_runs && gp_now() - first < budget)) {
-        size_t batch;
-        if (done < min_runs) {
-            batch = min_runs - done;
-        } else {
-            double mean = gp_stats_mean(job->times, done);
-            double left = budget - (gp_now() - first);
-            double want = mean > 0 ? ceil(left / mean) : 1.0;
-            batch = want < 1.0 ? 1 : want > (double)(max_runs - done)
-                                         ? max_runs - done
-                                         : (size_t)want;
-        }
-        CK_BLAS("cublasGemmEx", gemm(cu, d, &g));
-        CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[0], d->stream));
-        for (size_t r = 0; r < batch; r++) {
-            CK_BLAS("cublasGemmEx", gemm(cu, d, &g));
-            CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[r + 1], d->stream));
-        }
-        CK_RT("cudaEventSynchronize", cu->rt.EventSynchronize(ev[batch]));
-        for (size_t r = 0; r < batch; r++)
-            CK(elapsed(ctx, ev[r], ev[r + 1], &job->times[done + r]));
-        done += batch;
-    }
-    job->runs = done;
-
-    /* Device to host, timed apart when TRANSFERS is on. */
-    if (job->transfers || job->verify) {
-        CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[0], d->stream));
-        CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(b.hC, b.dC, bc, cudaMemcpyDeviceToHost, d->stream));
-        CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[1], d->stream));
-        CK_RT("cudaEventSynchronize", cu->rt.EventSynchronize(ev[1]));
-        if (job->transfers)
-            CK(elapsed(ctx, ev[0], ev[1], &job->d2h_s));
-    }
-
-    if (job->verify)
-        gp_mm_verify(job, b.hA, ein, b.hB, ein, b.hC, GP_ELEM_F32);
-    st = GPUPROBE_OK;
-
-out:
-    if (st != GPUPROBE_OK && d && d->stream) {
-        /* Work may still be queued on the stream: let it finish before its
-         * buffers are freed. */
-        (void)cu->rt.StreamSynchronize(d->stream);
-        (void)cu->rt.GetLastError();
-    }
-    release_buffers(cu, &b);
-    {
-        gpuprobe_status lst = gp_cuda_leave(ctx, dev);
-        if (st == GPUPROBE_OK)
-            st = lst;
-    }
-    if (st != GPUPROBE_OK)
-        job->runs = 0;
-    return st;
+    return ctx->cuda->blas_lib ? GPUPROBE_OK : gp_cuda_load_cublas(ctx);
 }
 
-#endif /* GPUPROBE_HAVE_CUDA */
+/* One run's state: from prepare() to release(). */
+typedef struct cuda_run {
+    const gp_device *dev;
+    gp_blas_dev *d;           /* the device's stream, handle, events */
+    gemm_call g;
+    bufs b;
+    size_t ba, bb, bc;
+} cuda_run;
+
+#define CK_RT(call, expr)                                                     \
+    do {                                                                      \
+        cudaError_t e_ = (expr);                                              \
+        if (e_ != cudaSuccess)                                                \
+            return rt_fail(ctx, call, e_);                                    \
+    } while (0)
+
+#define CK_BLAS(call, expr)                                                   \
+    do {                                                                      \
+        cublasStatus_t s_ = (expr);                                           \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                      \
+            return blas_fail(ctx, call, s_);                                  \
+    } while (0)
+
+/* Device memory for A, B and C and cuBLAS, then the buffers: pinned on the
+ * host (transfers at full bus speed, and truly async), then on the device,
+ * C poisoned there (0xFFFFFFFF is an fp32 NaN). Inside the device's
+ * context; on failure the caller releases what is allocated. */
+static gpuprobe_status allocate(gpuprobe_context *ctx, const gp_mm_job *job, cuda_run *r)
+{
+    const gp_cuda *cu = ctx->cuda;
+    bufs *b = &r->b;
+    size_t free_b = 0, total_b = 0, abc = r->ba + r->bb + r->bc;
+    CK_RT("cudaMemGetInfo", cu->rt.MemGetInfo(&free_b, &total_b));
+    if (abc + GP_DEVICE_HEADROOM > free_b)
+        return gp_fail(ctx, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY,
+                       "matmul %dx%dx%d %s needs %zu bytes (%.1f MiB) of device "
+                       "memory for A, B and C plus %zu MiB for cuBLAS, but %s "
+                       "has %zu bytes (%.1f MiB) free of %zu",
+                       r->g.m, r->g.n, r->g.k, gpuprobe_dtype_name(job->dtype), abc,
+                       (double)abc / 1048576.0, GP_DEVICE_HEADROOM >> 20, r->dev->spec,
+                       free_b, (double)free_b / 1048576.0, total_b);
+    cudaError_t e = cu->rt.MallocHost(&b->hA, r->ba);
+    if (e == cudaSuccess) e = cu->rt.MallocHost(&b->hB, r->bb);
+    if (e == cudaSuccess) e = cu->rt.MallocHost(&b->hC, r->bc);
+    if (e != cudaSuccess) {
+        (void)cu->rt.GetLastError();
+        return gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_OUT_OF_MEMORY
+                                                           : GPUPROBE_ERR_CUDA,
+                       "cudaMallocHost of pinned host buffers (%zu + %zu + %zu "
+                       "bytes) failed: %s",
+                       r->ba, r->bb, r->bc, rt_name(cu, e));
+    }
+    e = cu->rt.Malloc(&b->dA, r->ba);
+    if (e == cudaSuccess) e = cu->rt.Malloc(&b->dB, r->bb);
+    if (e == cudaSuccess) e = cu->rt.Malloc(&b->dC, r->bc);
+    if (e != cudaSuccess) {
+        (void)cu->rt.GetLastError();
+        return gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
+                                                           : GPUPROBE_ERR_CUDA,
+                       "cudaMalloc of A, B and C (%zu + %zu + %zu bytes) on %s "
+                       "failed: %s",
+                       r->ba, r->bb, r->bc, r->dev->spec, rt_name(cu, e));
+    }
+    r->g.dA = b->dA;
+    r->g.dB = b->dB;
+    r->g.dC = b->dC;
+    CK_RT("cudaMemsetAsync", cu->rt.MemsetAsync(b->dC, 0xFF, r->bc, r->d->stream));
+    CK_RT("cudaStreamSynchronize", cu->rt.StreamSynchronize(r->d->stream));
+    return GPUPROBE_OK;
+}
+
+/* The device's stream, handle and events, the math mode, the buffers. */
+static gpuprobe_status set_up(gpuprobe_context *ctx, gp_mm_job *job, cuda_run *r)
+{
+    const gp_cuda *cu = ctx->cuda;
+    gpuprobe_status st = get_dev(ctx, r->dev->cuda_index, &r->d);
+    if (st != GPUPROBE_OK)
+        return st;
+    CK_BLAS("cublasSetMathMode", cu->blas.SetMathMode(r->d->handle, CUBLAS_DEFAULT_MATH));
+    describe(job, r->d, &r->g);
+    job->threads = 0;
+    st = need_events(ctx, r->d, 2);
+    return st != GPUPROBE_OK ? st : allocate(ctx, job, r);
+}
+
+static gpuprobe_status cuda_release(gpuprobe_context *ctx, void *state, gpuprobe_status st);
+
+static gpuprobe_status cuda_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm_host *host,
+                                    void **state)
+{
+    const gp_device *dev = job->dev;
+    gpuprobe_status st = cuda_ready(ctx, dev);
+    if (st != GPUPROBE_OK)
+        return st;
+    cuda_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");
+    r->dev = dev;
+    r->g.m = (int)job->m;
+    r->g.n = (int)job->n;
+    r->g.k = (int)job->k;
+    gp_elem ein = GP_ELEM_F32;
+    st = gemm_types(ctx, job->dtype, &r->g, &ein);
+    size_t es = gp_elem_size(ein);
+    if (st == GPUPROBE_OK &&
+        (gp_mm_bytes(job->m, job->k, es, &r->ba) || gp_mm_bytes(job->k, job->n, es, &r->bb) ||
+         gp_mm_bytes(job->m, job->n, 4, &r->bc) || r->ba > SIZE_MAX - r->bb ||
+         r->ba + r->bb > SIZE_MAX - r->bc - GP_DEVICE_HEADROOM))
+        st = gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
+    if (st != GPUPROBE_OK) {
+        free(r);
+        return st;
+    }
+    /* The device's primary context, pushed until release(): the thread's
+     * current context and device are left as they were, and no other
+     * device gets a context. */
+    st = gp_cuda_enter(ctx, dev);
+    if (st != GPUPROBE_OK) {
+        free(r);
+        return st;
+    }
+    st = set_up(ctx, job, r);
+    if (st != GPUPROBE_OK)
+        return cuda_release(ctx, r, st);
+    *host = (gp_mm_host){r->b.hA, r->b.hB, r->b.hC, ein, ein, GP_ELEM_F32};
+    *state = r;
+    return GPUPROBE_OK;
+}
+
+/* Two copies between the events, on the backend's stream; their time. */
+static gpuprobe_status copy(gpuprobe_context *ctx, const cuda_run *r, void *dst1,
+                            const void *src1, size_t n1, void *dst2, const void *src2,
+                            size_t n2, enum cudaMemcpyKind kind, double *seconds)
+{
+    const gp_cuda *cu = ctx->cuda;
+    cudaEvent_t *ev = r->d->events;
+    cudaStream_t s = r->d->stream;
+    CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[0], s));
+    CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(dst1, src1, n1, kind, s));
+    if (dst2)
+        CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(dst2, src2, n2, kind, s));
+    CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[1], s));
+    CK_RT("cudaEventSynchronize", cu->rt.EventSynchronize(ev[1]));
+    return elapsed(ctx, ev[0], ev[1], seconds);
+}
+
+static gpuprobe_status cuda_upload(gpuprobe_context *ctx, void *state, double *seconds)
+{
+    const cuda_run *r = state;
+    return copy(ctx, r, r->b.dA, r->b.hA, r->ba, r->b.dB, r->b.hB, r->bb,
+                cudaMemcpyHostToDevice, seconds);
+}
+
+static gpuprobe_status cuda_download(gpuprobe_context *ctx, void *state, double *seconds)
+{
+    const cuda_run *r = state;
+    return copy(ctx, r, r->b.hC, r->b.dC, r->bc, NULL, NULL, 0, cudaMemcpyDeviceToHost,
+                seconds);
+}
+
+/* reps gemms enqueued back to back between two events, so no host launch
+ * gap falls between them; the block's time by the events. */
+static gpuprobe_status cuda_run_block(gpuprobe_context *ctx, void *state, size_t reps,
+                                      double *seconds)
+{
+    const gp_cuda *cu = ctx->cuda;
+    const cuda_run *r = state;
+    cudaEvent_t *ev = r->d->events;
+    CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[0], r->d->stream));
+    for (size_t i = 0; i < reps; i++)
+        CK_BLAS("cublasGemmEx", gemm(cu, r->d, &r->g));
+    CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[1], r->d->stream));
+    CK_RT("cudaEventSynchronize", cu->rt.EventSynchronize(ev[1]));
+    return elapsed(ctx, ev[0], ev[1], seconds);
+}
+
+static gpuprobe_status cuda_release(gpuprobe_context *ctx, void *state, gpuprobe_status st)
+{
+    cuda_run *r = state;
+    const gp_cuda *cu = ctx->cuda;
+    if (st != GPUPROBE_OK && r->d && r->d->stream) {
+        /* Work may still be queued on the stream: let it finish before its
+         * buffers are freed. */
+        (void)cu->rt.StreamSynchronize(r->d->stream);
+        (void)cu->rt.GetLastError();
+    }
+    release_buffers(cu, &r->b);
+    gpuprobe_status lst = gp_cuda_leave(ctx, r->dev);
+    free(r);
+    return st != GPUPROBE_OK ? st : lst;
+}
+
+const gp_mm_backend gp_cuda_backend = {
+    .needs = NULL,
+    .prepare = cuda_prepare,
+    .upload = cuda_upload,
+    .run = cuda_run_block,
+    .download = cuda_download,
+    .release = cuda_release,
+};

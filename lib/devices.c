@@ -8,9 +8,9 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
-#include "cuda_loader.h"
-
 #include "cpu_blas.h"
+#include "nvml.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -275,90 +275,6 @@ static void nvml_map(gpuprobe_context *ctx, gp_device *list, size_t n)
     }
 }
 
-#ifdef GPUPROBE_HAVE_CUDA
-static int drv_attr(const gp_cuda *c, CUdevice dev, CUdevice_attribute a)
-{
-    int v = 0;
-    if (c->drv.DeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS || v < 0)
-        return 0;
-    return v;
-}
-
-/* Fill one real CUDA device. Attributes that cannot be read stay unknown
- * (0 / ""); only a failing cuDeviceGet makes the whole device unusable. */
-static gpuprobe_status cuda_device(gpuprobe_context *ctx, gp_device *d, int i)
-{
-    gp_cuda *c = ctx->cuda;
-    CUdevice dev;
-    CUresult r = c->drv.DeviceGet(&dev, i);
-    if (r != CUDA_SUCCESS) {
-        const char *name = "unrecognized CUDA driver error";
-        if (c->drv.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
-            name = "unrecognized CUDA driver error";
-        char q[64];
-        gp_quote(q, sizeof q, name, 48);
-        ctx->cuda_cause = GPUPROBE_CUDA_OTHER;
-        gp_snprintf(ctx->cuda_detail, sizeof ctx->cuda_detail,
-                    "cuDeviceGet(%d) failed with %s", i, q);
-        return GPUPROBE_ERR_CUDA;
-    }
-    d->kind = GPUPROBE_DEVICE_CUDA;
-    d->cuda_index = i;
-    gp_snprintf(d->spec, sizeof d->spec, "cuda:%d", i);
-
-    char name[GP_NAME_LEN];
-    memset(name, 0, sizeof name);
-    if (c->drv.DeviceGetName(name, (int)sizeof name - 1, dev) == CUDA_SUCCESS && name[0])
-        gp_strlcpy(d->name, name, sizeof d->name);
-    else
-        gp_snprintf(d->name, sizeof d->name, "CUDA device %d", i);
-
-    CUuuid u;
-    if (c->drv.DeviceGetUuid(&u, dev) == CUDA_SUCCESS) {
-        const unsigned char *b = (const unsigned char *)u.bytes;
-        gp_snprintf(d->uuid, sizeof d->uuid,
-                    "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-                    "%02x%02x%02x%02x%02x%02x",
-                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-                    b[10], b[11], b[12], b[13], b[14], b[15]);
-    }
-
-    size_t total = 0;
-    if (c->drv.DeviceTotalMem(&total, dev) == CUDA_SUCCESS)
-        d->total_memory = (uint64_t)total;
-
-    d->cc_major = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    d->cc_minor = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    d->multiprocessors = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    d->clock_khz = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
-    d->memory_clock_khz = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-    d->memory_bus_bits = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-
-    char pci[sizeof d->pci_bus_id];
-    memset(pci, 0, sizeof pci);
-    if (c->rt.DeviceGetPCIBusId(pci, (int)sizeof pci - 1, i) == cudaSuccess && pci[0]) {
-        gp_strlcpy(d->pci_bus_id, pci, sizeof d->pci_bus_id);
-    } else {
-        (void)c->rt.GetLastError();
-        gp_snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "%04x:%02x:%02x.0",
-                    (unsigned)drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) & 0xffffu,
-                    (unsigned)drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) & 0xffu,
-                    (unsigned)drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID) & 0xffu);
-    }
-    return GPUPROBE_OK;
-}
-
-static int real_cuda_count(gpuprobe_context *ctx)
-{
-    int n = 0;
-    if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda || !ctx->cuda->rt_lib)
-        return 0;
-    if (ctx->cuda->rt.GetDeviceCount(&n) != cudaSuccess || n < 0)
-        return 0;
-    return n;
-}
-#endif
-
 /* ---- enumeration ------------------------------------------------------------ */
 
 gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
@@ -385,9 +301,7 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
         gpuprobe_status st = gp_cuda_load(ctx);
         if (st != GPUPROBE_OK)
             return st;
-#ifdef GPUPROBE_HAVE_CUDA
-        ncuda = (size_t)real_cuda_count(ctx);
-#endif
+        ncuda = (size_t)gp_cuda_device_count(ctx);
     }
     if (ncuda > 4096)
         ncuda = 4096; /* far beyond any real machine; keeps the sizes sane */
@@ -408,14 +322,12 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
             fake_device(&list[n++], &ctx->fake->devices[i], (int)i);
             continue;
         }
-#ifdef GPUPROBE_HAVE_CUDA
         memset(&list[n], 0, sizeof list[n]);
-        if (cuda_device(ctx, &list[n], (int)i) != GPUPROBE_OK) {
+        if (gp_cuda_describe(ctx, &list[n], (int)i) != GPUPROBE_OK) {
             n = 1; /* cause set to OTHER: the ordinals cannot be trusted */
             break;
         }
         n++;
-#endif
     }
     if (!ctx->fake)
         nvml_map(ctx, list, n);
@@ -797,36 +709,6 @@ gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx, size_t device,
 }
 
 /* ---- public: CUDA availability ------------------------------------------------ */
-
-static const struct {
-    const char *name;
-    const char *text;
-} cause_table[] = {
-    [GPUPROBE_CUDA_AVAILABLE] = {"available", "CUDA is available"},
-    [GPUPROBE_CUDA_NOT_BUILT] = {"not_built", "libgpuprobe was built without CUDA support"},
-    [GPUPROBE_CUDA_DISABLED] = {"disabled", "CUDA was turned off by the user"},
-    [GPUPROBE_CUDA_NO_RUNTIME] = {"no_runtime", "no CUDA runtime library found"},
-    [GPUPROBE_CUDA_NO_DRIVER] = {"no_driver", "no NVIDIA driver installed"},
-    [GPUPROBE_CUDA_NO_KERNEL_DRIVER] = {"no_kernel_driver", "the NVIDIA kernel driver is not running"},
-    [GPUPROBE_CUDA_DRIVER_TOO_OLD] = {"driver_too_old", "the NVIDIA driver is too old for the CUDA runtime"},
-    [GPUPROBE_CUDA_NO_DEVICE] = {"no_device", "no CUDA device found"},
-    [GPUPROBE_CUDA_DEVICES_HIDDEN] = {"devices_hidden", "CUDA devices are hidden by CUDA_VISIBLE_DEVICES"},
-    [GPUPROBE_CUDA_NO_PERMISSION] = {"no_permission", "no permission to open the NVIDIA device files"},
-    [GPUPROBE_CUDA_OTHER] = {"other", "CUDA failed to initialise"},
-};
-#define N_CAUSE (sizeof cause_table / sizeof cause_table[0])
-
-const char *gpuprobe_cuda_cause_string(gpuprobe_cuda_cause cause)
-{
-    unsigned v = (unsigned)cause;
-    return v < N_CAUSE ? cause_table[v].text : "unknown CUDA cause";
-}
-
-const char *gpuprobe_cuda_cause_name(gpuprobe_cuda_cause cause)
-{
-    unsigned v = (unsigned)cause;
-    return v < N_CAUSE ? cause_table[v].name : "unknown";
-}
 
 gpuprobe_status gpuprobe_cuda_status(gpuprobe_context *ctx,
                                      gpuprobe_cuda_cause *cause,

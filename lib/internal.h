@@ -9,6 +9,7 @@
 #define GPUPROBE_INTERNAL_H
 
 #include "gpuprobe.h"
+#include "names.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,6 +84,7 @@ typedef struct gp_fake_cuda {
 } gp_fake_cuda;
 
 struct gp_cuda;        /* CUDA loader state, lib/cuda_loader.h */
+struct gp_nvml;        /* NVML, loaded at first use, lib/nvml.h */
 struct gp_cuda_blas;   /* cuBLAS state for matmul, lib/cuda_matmul.c */
 struct gp_openblas;    /* OpenBLAS, loaded at first use, lib/cpu_blas.h */
 
@@ -121,7 +123,7 @@ struct gpuprobe_context {
     struct gp_openblas *openblas; /* NULL until OpenBLAS is first needed (cpu_blas.h) */
 };
 
-/* ---- context.c: errors ---- */
+/* ==== Ground floor: helpers (util.c, names.c; names.h) ==================== */
 
 /* Record an error message on ctx (printf-style) and return status. ctx may be NULL. */
 gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
@@ -142,6 +144,8 @@ void gp_quote(char *dst, size_t size, const char *text, size_t max);
 void gp_quote_inplace(char *text);
 /* secure_getenv where available. */
 const char *gp_getenv(const char *name);
+/* A CUDA version number as text: "12.4" from 12040; "unknown" for 0 or less. */
+void gp_cuda_version_string(int version, char *buf, size_t size);
 
 /* ---- devices.c ---- */
 
@@ -241,10 +245,14 @@ gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
  * cuDevicePrimaryCtxGetState, which creates nothing (the test seam: its
  * mask). 1 yes, 0 no, -1 cannot tell. */
 int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
+/* The device memory a program's CUDA context costs on dev, counted once: 0
+ * for the CPU (GPUPROBE_RESERVE_NONE) and where this process holds a
+ * context there already (GPUPROBE_RESERVE_CONTEXT_HELD: the free figure
+ * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
+uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
+                             gpuprobe_reserve_source *source);
 
-/* ---- capacity.c ---- */
-/* Bytes per parameter of a dtype, in halves (int4 = 1, fp16 = 4); 0 if unknown. */
-unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype);
+
 
 /* ---- checked arithmetic (model.c, plan.c) ---- */
 /* a * b and a + b with a sticky overflow flag: once *ovf is set, the
@@ -286,21 +294,13 @@ typedef struct gp_shape {
 gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
                                uint64_t tp, gp_shape *out);
 
-/* ---- plan.c ---- */
-/* The device memory a program's CUDA context costs on dev, counted once: 0
- * for the CPU (GPUPROBE_RESERVE_NONE) and where this process holds a
- * context there already (GPUPROBE_RESERVE_CONTEXT_HELD: the free figure
- * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
-uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
-                             gpuprobe_reserve_source *source);
-
 /* ---- select.c ---- */
 /* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */
 typedef enum gp_spec_kind { GP_SPEC_AUTO = 0, GP_SPEC_CPU, GP_SPEC_CUDA, GP_SPEC_CUDA_N } gp_spec_kind;
 gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
                               gp_spec_kind *kind, int *index);
 
-/* ---- run-time loading (cuda_loader.c) ---- */
+/* ---- dl.c: the dlopen seam ---- */
 
 /* dlopen() for every library libgpuprobe opens (CUDA, NVML, cuBLAS,
  * OpenBLAS): clears a stale dlerror() first, and goes through the test
@@ -309,13 +309,76 @@ void *gp_dlopen(const char *file, int mode);
 /* The last dlerror() text, quoted (gp_quote), into buf; a generic text
  * when there is none (the test seam's failures). */
 void gp_dlerror(char *buf, size_t size);
+/* dlsym() into a function pointer (*slot of slot_size bytes, which must
+ * be a pointer's); 0 when found, -1 (slot untouched) when not. */
+int gp_dlsym(void *lib, const char *name, void *slot, size_t slot_size);
 
 /* Test seam: when set, replaces dlopen() in gp_dlopen() (fault injection:
  * pretend a library is missing). Set by unit tests only, before any context
  * loads a library. */
 extern void *(*gp_test_dlopen)(const char *file, int mode);
 
-/* ---- test seams (unit tests only) ---- */
+/* ==== CUDA, for the files that are not CUDA's (loader floor) ====
+ *
+ * Implemented by cuda_loader.c and cuda_device.c with CUDA support, by
+ * no_cuda.c without (every device query then finds no device, every
+ * entry fails with GPUPROBE_ERR_CUDA_UNAVAILABLE). Nothing here names a
+ * CUDA type. */
+
+/* Load the runtime and the driver (once per context) and decide the CUDA
+ * cause: sets ctx->cuda_cause, ctx->cuda_detail, ctx->driver_version,
+ * ctx->runtime_version and ctx->cuda. Returns GPUPROBE_OK whatever the
+ * cause (an unusable CUDA is an answer); only host out-of-memory is an
+ * error. Never loads cuBLAS. With simulated devices (ctx->fake, a test
+ * seam) it does nothing: the cause then comes from the simulation
+ * (gp_enumerate()). */
+gpuprobe_status gp_cuda_load(gpuprobe_context *ctx);
+/* Load cuBLAS matching the loaded runtime (first GPU matmul only).
+ * GPUPROBE_ERR_CUDA_UNAVAILABLE with a message when it cannot be loaded. */
+gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx);
+/* NVML for this context's CUDA devices: loaded once (never required, and
+ * never with GPUPROBE_NVML off); NULL when not usable, and then *why (if
+ * not NULL) says why. NULL also without a loaded CUDA. */
+struct gp_nvml *gp_cuda_nvml(gpuprobe_context *ctx, const char **why);
+/* The usable CUDA devices (0 when CUDA is not usable). */
+int gp_cuda_device_count(gpuprobe_context *ctx);
+/* Describe CUDA ordinal i into d (name, UUID, memory, attributes, PCI bus
+ * id). Attributes that cannot be read stay unknown; a failing cuDeviceGet
+ * sets the cause to GPUPROBE_CUDA_OTHER and returns GPUPROBE_ERR_CUDA. */
+gpuprobe_status gp_cuda_describe(gpuprobe_context *ctx, gp_device *d, int i);
+/* Does this process hold dev's primary context? 1, 0, -1 cannot tell
+ * (cuDevicePrimaryCtxGetState, which creates nothing). */
+int gp_cuda_context_held(gpuprobe_context *ctx, const gp_device *dev);
+/* Free memory read inside dev's primary context (created if none exists:
+ * GPUPROBE_MEMORY_CREATED_CONTEXT), the fallback when NVML cannot answer. */
+gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *dev,
+                                       gp_memory *out);
+/*
+ * Make the primary context of CUDA device `dev` (the one the runtime and
+ * cuBLAS use) current on the calling thread, pushed on top of whatever was
+ * current; gp_cuda_leave() pops it. The calling thread's current context and
+ * the runtime's current device are thus left exactly as they were, and no
+ * other device gets a context (cudaSetDevice would create one on the device
+ * "restored" to). The primary context is retained once per gpuprobe context
+ * and released by gp_cuda_unload(). The retain that creates the context
+ * measures its cost through NVML into dev's context_bytes. Errors name the
+ * driver call.
+ */
+gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev);
+gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);
+
+/* ==== Release functions: gpuprobe_context_destroy() (context.c, the top
+ * floor) calls each, downward, and nothing else does. NULL is accepted. ==== */
+
+/* cuda_matmul.c: the context's cuBLAS handles, streams and events. */
+void gp_cuda_blas_release(gpuprobe_context *ctx);
+/* cuda_loader.c: close the CUDA libraries (those it may) and NVML, release
+ * the primary contexts retained, free the state. */
+void gp_cuda_unload(struct gp_cuda *cuda);
+/* cpu_blas.c: the per-context table (OpenBLAS itself stays loaded). */
+void gp_openblas_release(struct gp_openblas *blas);
+
+/* ---- test seams (unit tests only; context.c) ---- */
 void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake);
 void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot);
 void gp_test_set_cuda_held(gpuprobe_context *ctx, uint64_t held_mask);

@@ -1,8 +1,9 @@
 /*
  * matmul_internal.h - internal interface of the timed matmul: statistics
- * helpers (stats.c), number formats and the input generator (matmul.c), the
- * job shared by the protocol (matmul.c) and its backends (cpu_matmul.c,
- * cuda_matmul.c), and the matmul test seam. Not installed.
+ * (stats.c), number formats, inputs and tolerance (numbers.c), the job and
+ * the table of operations between the protocol (matmul.c) and its
+ * backends (cpu_matmul.c, cuda_matmul.c), and the matmul test seam. Not
+ * installed.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -26,7 +27,7 @@ double gp_stats_stddev(const double *v, size_t n);
 /* Median; sorts v in place (ascending). Even n: mean of the two middle values. */
 double gp_stats_median_inplace(double *v, size_t n);
 
-/* ---- matmul.c: number formats ---- */
+/* ---- numbers.c: number formats, inputs, sizes, tolerance, peaks ---- */
 /* fp32 -> IEEE binary16 / bfloat16, round to nearest, ties to even;
  * overflow gives infinity, NaN stays a (quiet) NaN with its sign. */
 uint16_t gp_f32_to_f16(float f);
@@ -46,8 +47,13 @@ size_t gp_elem_size(gp_elem e);
 double gp_elem_get(const void *buf, gp_elem e, size_t idx);
 void gp_elem_set(void *buf, gp_elem e, size_t idx, double v);
 
+/* count NaNs of element type e into buf (the poisoned output). */
+void gp_fill_nan(void *buf, gp_elem e, size_t count);
 /* splitmix64 (Steele, Lea, Flood 2014): a tiny, well-mixed 64-bit generator. */
 uint64_t gp_splitmix64(uint64_t *state);
+/* The generator's starting state for one stream of a seed (A is stream 1,
+ * B 2, the verification samples 3). */
+uint64_t gp_random_stream(uint64_t seed, uint64_t stream);
 /* Fill buf[0..count) with seeded uniform values in (-1, 1): zero-mean and
  * never exactly 0 (odd multiples of 2^-23, or of 2^-52 for F64), so every
  * value is exact in the element type before any 16-bit rounding. F16
@@ -68,22 +74,24 @@ double gp_cpu_flops_per_cycle(int simd, gpuprobe_dtype dtype);
 double gp_gpu_flops_per_clock_sm(int cc_major, int cc_minor,
                                  gpuprobe_dtype dtype);
 
-/* ---- the job: what matmul.c asks a backend to do, and what comes back ---- */
+/* ---- the job: the run's parameters and results (matmul.c owns it) ---- */
 typedef struct gp_mm_job {
     /* in: validated parameters */
     const gp_device *dev;
     size_t device_index;
     int64_t m, n, k;
     gpuprobe_dtype dtype;
-    int64_t warmup, min_runs, max_runs, budget_ms;
+    int64_t warmup, min_runs, max_runs, budget_ms, batch;
     int transfers, verify;
     uint64_t seed;
     int64_t cpu_threads, verify_samples;
 
-    /* out: filled by the backend */
-    double *times;            /* capacity max_runs, owned by matmul.c */
-    size_t runs;
+    /* out: the protocol's (matmul.c) */
+    double *times;            /* per-call seconds of each sample; capacity max_runs */
+    size_t runs;              /* samples timed */
+    size_t reps;              /* calls per sample (BATCH) */
     double setup_s, h2d_s, d2h_s;
+    /* out: the backend's, from prepare() */
     int threads;
     char backend[128];
     char math_mode[96];
@@ -100,7 +108,7 @@ typedef struct gp_mm_job {
  * from the exact A (m x k) and B (k x n) the device used, on sampled entries
  * (the four corners, then seeded random entries; every entry when
  * verify_samples >= m*n). Fills job->verified, max_error, tolerance, worst_*.
- * Calls the test seam below first. Allocates nothing. */
+ * Calls the test seam below first. Allocates nothing. (matmul.c) */
 void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
                   gp_elem eb, void *c, gp_elem ec);
 
@@ -112,27 +120,63 @@ static inline double gp_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Is there host memory for the run? A, B and C, plus what the backend adds
- * (extra_memory touched, extra_space mapped; each NULL text: nothing), are
- * checked against MemAvailable, the cgroup limits, RLIMIT_AS and
- * RLIMIT_DATA (gp_host_fits()). GPUPROBE_ERR_OUT_OF_MEMORY naming the
- * tightest limit, or GPUPROBE_ERR_OVERFLOW. */
-gpuprobe_status gp_mm_check_host(gpuprobe_context *ctx, const gp_mm_job *job,
-                                 uint64_t extra_memory, const char *memory_text,
-                                 uint64_t extra_space, const char *space_text);
-
 /* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
 int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
 
-/* Backends. Called with validated parameters and a device of the right kind;
- * they fill the job's out fields, call gp_mm_verify() when job->verify, and
- * free everything they allocated before returning, on every path. */
-gpuprobe_status gp_cpu_matmul(gpuprobe_context *ctx, gp_mm_job *job);
-gpuprobe_status gp_cuda_matmul(gpuprobe_context *ctx, gp_mm_job *job);
+/* ---- backends: the operations the protocol calls (docs/architecture.md) ----
+ *
+ * matmul.c runs the protocol; a backend only moves data and runs the gemm.
+ * The calls, in order, each on the thread that called gpuprobe_matmul_run():
+ *
+ *   needs     (may be NULL) host memory and address space the backend adds
+ *             to A, B and C, for the protocol's check before anything is
+ *             allocated (it may load the backend's library to know).
+ *   prepare   load what the run needs, allocate A, B and C and give their
+ *             host-side copies in *host (the buffers themselves on the CPU,
+ *             pinned buffers on a GPU, with their element types), C on the
+ *             device already poisoned (NaN); describe the run (threads,
+ *             backend, math_mode, compute_type). On failure it has undone
+ *             everything itself; on success release() will be called.
+ *   upload    (NULL: the CPU) copy A and B to the device; *seconds is the
+ *             copy's time (events).
+ *   run       run the gemm `reps` times back to back; *seconds is the time
+ *             of the whole block (the CPU's monotonic clock around the
+ *             calls; CUDA events around them on the backend's stream).
+ *   download  (NULL: the CPU) copy C to host->c; *seconds as upload's.
+ *   release   undo prepare, also after a failed upload, run or download
+ *             (st is the run's status so far); returns the final status
+ *             (st, or the failure of releasing when st was GPUPROBE_OK).
+ *
+ * Inputs, warm-up, the block size, the timed loop and its stopping rule,
+ * statistics and verification belong to the protocol, never to a backend.
+ */
+typedef struct gp_mm_host {
+    void *a, *b, *c;
+    gp_elem ea, eb, ec;
+} gp_mm_host;
 
-/* cuda_matmul.c: frees the per-context cuBLAS handles, streams and events
- * (called from gpuprobe_context_destroy). */
-void gp_cuda_blas_release(gpuprobe_context *ctx);
+typedef struct gp_mm_needs {
+    uint64_t memory;          /* host memory touched beyond A, B and C */
+    uint64_t address_space;   /* address space mapped beyond them */
+    char memory_text[96];     /* what, for the message ("" nothing) */
+    char space_text[160];
+} gp_mm_needs;
+
+typedef struct gp_mm_backend {
+    gpuprobe_status (*needs)(gpuprobe_context *ctx, const gp_mm_job *job, gp_mm_needs *out);
+    gpuprobe_status (*prepare)(gpuprobe_context *ctx, gp_mm_job *job, gp_mm_host *host,
+                               void **state);
+    gpuprobe_status (*upload)(gpuprobe_context *ctx, void *state, double *seconds);
+    gpuprobe_status (*run)(gpuprobe_context *ctx, void *state, size_t reps, double *seconds);
+    gpuprobe_status (*download)(gpuprobe_context *ctx, void *state, double *seconds);
+    gpuprobe_status (*release)(gpuprobe_context *ctx, void *state, gpuprobe_status st);
+} gp_mm_backend;
+
+/* cpu_matmul.c: OpenBLAS fp32/fp64. */
+extern const gp_mm_backend gp_cpu_backend;
+/* cuda_matmul.c: cuBLAS fp32/tf32/fp16/bf16 (no_cuda_matmul.c without
+ * CUDA: every run is GPUPROBE_ERR_CUDA_UNAVAILABLE). */
+extern const gp_mm_backend gp_cuda_backend;
 
 /* Test seam (unit tests only): when set, called on the host copy of C
  * (m x n, row-major, element type ec) just before verification, so tests

@@ -88,13 +88,11 @@ int gp_nvml_load(gp_nvml *n, int disabled)
         return 0;
     }
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        /* Function pointers are copied as bytes: ISO C has no cast
-         * between them and dlsym()'s object pointer. */
         char *slot = (char *)&n->f + symbols[i].slot;
-        void *cur = NULL, *p = NULL;
+        void *cur = NULL;
         memcpy(&cur, slot, sizeof cur);
-        if (!cur && (p = dlsym(h, symbols[i].symbol)) != NULL)
-            memcpy(slot, &p, sizeof p);
+        if (!cur)
+            (void)gp_dlsym(h, symbols[i].symbol, slot, sizeof cur);
     }
     int rc = GP_NVML_MISSING;
     if (n->f.Init && n->f.Shutdown)

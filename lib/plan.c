@@ -7,9 +7,9 @@
  * from model.c.
  *
  * Device memory is read through gp_memory_read() only, and the CUDA
- * context's cost through gp_context_overhead(), which the 1.0 capacity
- * call shares, so a plan and gpuprobe_device_capacity() never disagree on
- * what a device has.
+ * context's cost through gp_context_overhead() (memory.c), which the 1.0
+ * capacity call shares, so a plan and gpuprobe_device_capacity() never
+ * disagree on what a device has.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -20,27 +20,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the CUDA context's cost ------------------------------------------- */
-
-uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
-                             gpuprobe_reserve_source *source)
-{
-    if (dev->kind == GPUPROBE_DEVICE_CPU) {
-        *source = GPUPROBE_RESERVE_NONE;
-        return 0;
-    }
-    if (mem->context_held) {
-        *source = GPUPROBE_RESERVE_CONTEXT_HELD;
-        return 0;
-    }
-    if (mem->context_bytes) {
-        *source = GPUPROBE_RESERVE_MEASURED;
-        return mem->context_bytes;
-    }
-    *source = GPUPROBE_RESERVE_DEFAULT;
-    return GPUPROBE_DEFAULT_CONTEXT_RESERVE;
-}
 
 /* ---- options ---------------------------------------------------------- */
 

@@ -297,7 +297,7 @@ simcuda_program(fit.context "[gpu];preset=H100;total=80.5GB" gpuprobe-nfd --env 
 
 # gpuprobe-bench: a verified GPU run, work run at once and deferred.
 simcuda_program(bf16 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
-  --out "\nGPU: [^\n]*\\(bf16, median of 3 runs, [^\n]*, verified\\)\n +cuBLAS 13\\.1\\.0 \\(cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F\\) on NVIDIA H200"
+  --out "\nGPU: [^\n]*\\(bf16, median of 3 runs( of [0-9]+ calls)?, [^\n]*, verified\\)\n +cuBLAS 13\\.1\\.0 \\(cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F\\) on NVIDIA H200"
   -- --size 96 --device cuda:0 --dtype bf16 --runs 3)
 simcuda_program(tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" gpuprobe-bench --err-empty
   --json-eq results.0.device=\"cuda:0\" --json-eq results.0.error=null
@@ -391,7 +391,7 @@ simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty ${S
   --out "\ncuda:0: 150\\.2 GB usable of 150\\.8 GB total \\(free minus a default CUDA context reserve\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
   -- --params 7e9)
 simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
-  --out "\nGPU: [^\n]*\\(median of 5 runs, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
+  --out "\nGPU: [^\n]*\\(median of [0-9]+ runs( of [0-9]+ calls)?, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
   --out "\nSpeedup: [0-9.]+x\n$" -- --size 64)
 
 # gpuprobe-nfd's queries (tools/nfd) on a simulated node: which GPUs get a

@@ -383,12 +383,12 @@ ROW(select_req_cc_cpu)
 ROW(opts_create_null) { (void)ctx; return gpuprobe_matmul_options_create(NULL); }
 static gpuprobe_status opt_set(int p, int64_t v)
 {
-    int64_t before[13], after[13];
-    for (int i = 0; i < 13; i++)
+    int64_t before[14], after[14];
+    for (int i = 0; i < 14; i++)
         gpuprobe_matmul_options_get(fx.opts, (gpuprobe_matmul_param)i, &before[i]);
     gpuprobe_status st =
         gpuprobe_matmul_options_set(fx.opts, (gpuprobe_matmul_param)p, v);
-    for (int i = 0; i < 13; i++)
+    for (int i = 0; i < 14; i++)
         gpuprobe_matmul_options_get(fx.opts, (gpuprobe_matmul_param)i, &after[i]);
     WROTE_IF(memcmp(before, after, sizeof before) != 0);
     return st;
@@ -412,7 +412,7 @@ static gpuprobe_status bounds(int p, int null_lo, int null_hi)
 ROW(opts_set_null) { (void)ctx; return gpuprobe_matmul_options_set(NULL, GPUPROBE_MATMUL_M, 64); }
 ROW(opts_set_param_999) { (void)ctx; return opt_set(999, 1); }
 ROW(opts_set_param_neg) { (void)ctx; return opt_set(-1, 1); }
-ROW(opts_set_param_13) { (void)ctx; return opt_set(13, 1); }
+ROW(opts_set_param_14) { (void)ctx; return opt_set(14, 1); }
 ROW(opts_set_m_0) { (void)ctx; return opt_set(GPUPROBE_MATMUL_M, 0); }
 ROW(opts_set_m_neg) { (void)ctx; return opt_set(GPUPROBE_MATMUL_M, -5); }
 ROW(opts_set_dtype_neg) { (void)ctx; return opt_set(GPUPROBE_MATMUL_DTYPE, -1); }
@@ -613,7 +613,7 @@ static const row rows[] = {
     R(opts_set_null, INV, 0),
     R(opts_set_param_999, INV, 0),
     R(opts_set_param_neg, INV, 0),
-    R(opts_set_param_13, INV, 0),
+    R(opts_set_param_14, INV, 0),
     R(opts_set_m_0, INV, 0),
     R(opts_set_m_neg, INV, 0),
     R(opts_set_dtype_neg, INV, 0),

@@ -28,7 +28,9 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
+#endif
 
 static gpuprobe_context *new_ctx(void)
 {

@@ -36,7 +36,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
+#endif
 #include "matmul_internal.h"
 
 /* OpenBLAS (cblas.h declares them; declared here to keep the include set

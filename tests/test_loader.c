@@ -41,7 +41,9 @@
 
 #include "internal.h"
 #include "cpu_blas.h"
+#ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
+#endif
 #include "sysroot_util.h"
 
 #ifndef GP_FAKELIB_DIR

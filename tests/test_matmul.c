@@ -200,7 +200,7 @@ static void test_result_figures(void **state)
         int64_t iv;
         const char *sv;
         int is_d = m >= 0 && m <= 12, is_s = m >= 20 && m <= 23;
-        int is_i = (m >= 13 && m <= 19) || m == 24;
+        int is_i = (m >= 13 && m <= 19) || m == 24 || m == 25;
         if ((gpuprobe_matmul_result_get_double(r, (gpuprobe_matmul_metric)m, &dv) ==
              GPUPROBE_OK) != is_d ||
             (gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)m, &iv) ==
@@ -216,7 +216,7 @@ static void test_result_figures(void **state)
     assert_int_equal(gpuprobe_matmul_result_get_double(r, GPUPROBE_METRIC_RUNS, &d), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_GFLOPS, &i), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_M, &s), GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)25, &i), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)26, &i), GPUPROBE_ERR_INVALID_ARGUMENT);
     gpuprobe_matmul_result_destroy(r);
 
     /* fp64 reports dgemm; no verification when asked. */
@@ -268,9 +268,9 @@ static void test_options(void **state)
     (void)state;
     gpuprobe_matmul_options *o = NULL;
     assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
-    static const int64_t defaults[13] = {5000, 5000, 5000, GPUPROBE_DTYPE_FP32,
-                                         1, 5, 100, 0, 1, 1, 42, 0, 256};
-    for (int p = 0; p < 13; p++) {
+    static const int64_t defaults[14] = {5000, 5000, 5000, GPUPROBE_DTYPE_FP32,
+                                         1, 5, 100, 250, 1, 1, 42, 0, 256, 0};
+    for (int p = 0; p < 14; p++) {
         int64_t v = -1;
         assert_int_equal(gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)p, &v), GPUPROBE_OK);
         assert_int_equal(v, defaults[p]);
@@ -288,7 +288,7 @@ static void test_options(void **state)
     assert_int_equal(v, 50);
 
     /* Bounds: both ends accepted and read back; one past refused, value kept. */
-    for (int p = 0; p < 13; p++) {
+    for (int p = 0; p < 14; p++) {
         int64_t lo, hi, before, after;
         assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)p, &lo, &hi), GPUPROBE_OK);
         assert_true(lo <= defaults[p] && defaults[p] <= hi);
@@ -309,15 +309,16 @@ static void test_options(void **state)
     }
     /* The bounds themselves, as shipped (the loop above reads them back
      * from the function it tests, so it cannot see them change). */
-    static const int64_t bounds[13][2] = {
+    static const int64_t bounds[14][2] = {
         {1, INT32_MAX}, {1, INT32_MAX}, {1, INT32_MAX},  /* M, N, K */
         {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_BF16},      /* DTYPE */
         {0, 1000}, {1, 10000}, {1, 10000},               /* WARMUP, MIN/MAX_RUNS */
         {0, 3600000}, {0, 1}, {0, 1},                    /* BUDGET_MS, TRANSFERS, VERIFY */
         {0, INT64_MAX}, {0, 1024}, {1, 1 << 20},         /* SEED, CPU_THREADS, SAMPLES */
+        {0, 1 << 20},                                    /* BATCH */
     };
     int64_t lo, hi;
-    for (int p = 0; p < 13; p++) {
+    for (int p = 0; p < 14; p++) {
         assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)p, &lo, &hi),
                          GPUPROBE_OK);
         if (lo != bounds[p][0] || hi != bounds[p][1])
@@ -330,10 +331,10 @@ static void test_options(void **state)
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, 99),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     /* Unknown parameters. */
-    assert_int_equal(gpuprobe_matmul_options_set(o, (gpuprobe_matmul_param)13, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_options_set(o, (gpuprobe_matmul_param)14, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_set(o, (gpuprobe_matmul_param)-1, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)13, &v), GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)13, &lo, &hi), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)14, &v), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)14, &lo, &hi), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_set(NULL, GPUPROBE_MATMUL_M, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_get(o, GPUPROBE_MATMUL_M, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_create(NULL), GPUPROBE_ERR_INVALID_ARGUMENT);

@@ -23,7 +23,9 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
+#endif
 #include "sysroot_util.h"
 
 #define KB UINT64_C(1024)

@@ -171,10 +171,18 @@ if(TARGET gpuprobe-smi)
 
   # gpuprobe-bench: --opt=value, JSON on failure.
   gpuprobe_run_test(tools.bench.equals_value gpuprobe-bench
-    --out "^Matrix multiply 48 x 48 x 48" --out "CPU: [0-9.]+s .*verified\\)" -- --size=48 --runs=2)
+    --out "^Matrix multiply 48 x 48 x 48" --out "CPU: [0-9.]+ ?(s|ms|us) .*verified\\)" -- --size=48 --runs=2)
+  # A call of a 48 x 48 multiply lasts microseconds: a timed run is a batch
+  # of them (automatic), or one call with --batch 1.
+  gpuprobe_run_test(tools.bench.batch_auto gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
+    --json-eq results.0.runs=3 --out "\"batch\": [1-9][0-9]+," -- --json --device cpu --size 48 --runs 3)
+  gpuprobe_run_test(tools.bench.batch_one gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
+    --json-eq results.0.runs=3 --json-eq results.0.batch=1 -- --json --device cpu --size 48 --runs 3 --batch 1)
+  gpuprobe_run_test(tools.bench.batch_text gpuprobe-bench
+    --out "CPU: [0-9.]+ us  \\(fp32, median of 4 runs of 7 calls, " -- --device cpu --size 48 --runs 4 --batch 7)
   gpuprobe_run_test(tools.bench.cuda_unusable_json gpuprobe-bench --rc 1 --env GPUPROBE_CUDA=off
     --json ${GPUPROBE_JSON_DOC} --json-has "error.status=cuda_unavailable" -- --json --device cuda --size 32)
-  foreach(bad "--size=0" "--size;abc" "--dtype;int4" "--runs" "--device;gpu:x")
+  foreach(bad "--size=0" "--size;abc" "--dtype;int4" "--runs" "--device;gpu:x" "--batch;-1" "--batch=2000000")
     string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${bad}")
     gpuprobe_run_test(tools.bench.bad${n} gpuprobe-bench --rc 2 --out-empty -- ${bad})
   endforeach()

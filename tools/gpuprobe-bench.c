@@ -13,13 +13,14 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_THREADS, OPT_JSON };
+enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_JSON };
 
 static const cli_option options[] = {
     [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)"},
     [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU)"},
     [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA)"},
-    [OPT_RUNS] = {"runs", "N", "timed runs (default 5; the median is reported)"},
+    [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)"},
+    [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)"},
     [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured)"},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
     {NULL, NULL, NULL},
@@ -45,11 +46,11 @@ typedef struct rec {
 #define MAX_RECS 8
 
 static struct {
-    int64_t size, runs, threads;
+    int64_t size, runs, batch, threads;
     int dtype_given;
     gpuprobe_dtype dtype;
     const char *device;
-} args = {5000, 0, 0, 0, GPUPROBE_DTYPE_FP32, NULL};
+} args = {5000, 0, 0, 0, 0, GPUPROBE_DTYPE_FP32, NULL};
 
 static rec recs[MAX_RECS];
 static size_t nrecs;
@@ -94,6 +95,7 @@ static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
             gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, args.runs);
             gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, args.runs);
         }
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, args.batch);
         if (args.threads > 0)
             gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, args.threads);
         x->st = gpuprobe_matmul_run(ctx, device, o, 0, &x->r);
@@ -121,9 +123,11 @@ static void print_rec(const char *label, const rec *x)
     }
     const gpuprobe_matmul_result *r = x->r;
     int64_t verified = iget(r, GPUPROBE_METRIC_VERIFIED);
-    cli_put("%s: %.3fs  (%s, median of %lld runs, %.1f GFLOP/s", label,
-            dget(r, GPUPROBE_METRIC_MEDIAN_S), gpuprobe_dtype_name(x->dtype),
-            (long long)iget(r, GPUPROBE_METRIC_RUNS), dget(r, GPUPROBE_METRIC_GFLOPS));
+    char t[32], runs[64];
+    cli_seconds(t, sizeof t, dget(r, GPUPROBE_METRIC_MEDIAN_S));
+    cli_runs(runs, sizeof runs, r);
+    cli_put("%s: %s  (%s, %s, %.1f GFLOP/s", label, t, gpuprobe_dtype_name(x->dtype), runs,
+            dget(r, GPUPROBE_METRIC_GFLOPS));
     double frac = dget(r, GPUPROBE_METRIC_PEAK_FRACTION);
     if (frac > 0)
         cli_put(", %.0f%% of %.0f peak", 100 * frac, dget(r, GPUPROBE_METRIC_PEAK_GFLOPS));
@@ -200,6 +204,7 @@ static struct json_object *rec_json(const rec *x)
     else
         cli_set_bool(o, "verified", v > 0);
     cli_set_i64(o, "runs", iget(x->r, GPUPROBE_METRIC_RUNS));
+    cli_set_i64(o, "batch", iget(x->r, GPUPROBE_METRIC_BATCH));
     cli_set_i64(o, "threads", iget(x->r, GPUPROBE_METRIC_THREADS));
     static const struct {
         const char *key;
@@ -230,20 +235,24 @@ static int parse_args(int argc, char **argv, int *status)
             }
             args.dtype_given = 1;
         } else {
-            gpuprobe_matmul_param p = opt == OPT_SIZE   ? GPUPROBE_MATMUL_M
-                                      : opt == OPT_RUNS ? GPUPROBE_MATMUL_MIN_RUNS
-                                                        : GPUPROBE_MATMUL_CPU_THREADS;
+            gpuprobe_matmul_param p = opt == OPT_SIZE    ? GPUPROBE_MATMUL_M
+                                      : opt == OPT_RUNS  ? GPUPROBE_MATMUL_MIN_RUNS
+                                      : opt == OPT_BATCH ? GPUPROBE_MATMUL_BATCH
+                                                         : GPUPROBE_MATMUL_CPU_THREADS;
             int64_t lo = 1, hi = INT32_MAX;
             uint64_t n = 0;
             gpuprobe_matmul_param_bounds(p, &lo, &hi);
-            if (lo < 1)
+            if (lo < 1 && opt != OPT_BATCH) /* --batch 0: automatic */
                 lo = 1;
             if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)lo) {
                 *status = cli_usage_error("--%s must be a whole number in [%lld, %lld], not '%s'",
                                           options[opt].name, (long long)lo, (long long)hi, v);
                 return -1;
             }
-            *(opt == OPT_SIZE ? &args.size : opt == OPT_RUNS ? &args.runs : &args.threads) = (int64_t)n;
+            *(opt == OPT_SIZE    ? &args.size
+              : opt == OPT_RUNS  ? &args.runs
+              : opt == OPT_BATCH ? &args.batch
+                                 : &args.threads) = (int64_t)n;
         }
     }
     *status = a.status;

@@ -685,6 +685,7 @@ cudaError_t sim_dev_alloc(sim_ctx *ctx, size_t size, sim_tag tag, sim_alloc **ou
     a->charge = charge;
     a->ctx = ctx;
     a->tag = tag;
+    a->version = ++sim.versions;
     a->next = sim.allocs;
     sim.allocs = a;
     u->alloc_bytes += charge;
@@ -912,6 +913,8 @@ static void exec_op(sim_stream *s, sim_op *o)
             bad = 1;
         else if (o->u.copy.n)
             memmove(d, src, o->u.copy.n);
+        if (!bad && o->u.copy.dst_dev)
+            sim_dev_find(o->u.copy.dst, o->u.copy.n)->version = ++sim.versions;
         break;
     }
     case OP_MEMSET: {
@@ -919,7 +922,10 @@ static void exec_op(sim_stream *s, sim_op *o)
         if (!a || a->ctx->unit != c->unit)
             bad = 1;
         else
+        {
             memset(a->mem + (o->u.set.dst - a->dev), o->u.set.value, o->u.set.n);
+            a->version = ++sim.versions;
+        }
         break;
     }
     case OP_GEMM:

@@ -132,6 +132,7 @@ int sim_gemm_supported(cudaDataType ab, cudaDataType c, cublasComputeType_t ct)
 /* ---- the operands ---- */
 
 typedef struct operand {
+    sim_alloc *alloc;    /* NULL for an empty operand */
     unsigned char *base; /* host view of the operand's first element */
     size_t elems;        /* elements addressable from base in its allocation */
     cudaDataType type;
@@ -146,6 +147,7 @@ static int bind(operand *op, uintptr_t addr, cudaDataType t, int rows, int cols,
     op->type = t;
     op->es = sim_type_size(t);
     if (rows == 0 || cols == 0) {
+        op->alloc = NULL;
         op->base = NULL;
         op->elems = 0;
         return 0;
@@ -154,6 +156,7 @@ static int bind(operand *op, uintptr_t addr, cudaDataType t, int rows, int cols,
     sim_alloc *a = sim_dev_find(addr, span);
     if (!a || a->ctx->unit != ctx->unit)
         return -1;
+    op->alloc = a;
     op->base = a->mem + (addr - a->dev);
     op->elems = (a->size - (addr - a->dev)) / op->es;
     return 0;
@@ -239,6 +242,11 @@ int sim_gemm_exec(const sim_gemm *g, sim_ctx *ctx, int bug)
     size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k;
     if (m == 0 || n == 0)
         return 0;
+    uint64_t va = A.alloc ? A.alloc->version : 0, vb = B.alloc ? B.alloc->version : 0;
+    if (ctx->memo_valid && g->beta == 0.0 && ctx->memo_bug == bug &&
+        memcmp(&ctx->memo, g, sizeof *g) == 0 && ctx->memo_a == va && ctx->memo_b == vb &&
+        ctx->memo_c == C.alloc->version)
+        return 0; /* the same C again: see sim_ctx.memo */
     int rowmajor = bug == SIM_BUG_ROWMAJOR;
     size_t kk = bug == SIM_BUG_DROP_LAST_K && k > 0 ? k - 1 : k;
     int wide = g->compute == CUBLAS_COMPUTE_64F || g->compute == CUBLAS_COMPUTE_64F_PEDANTIC;
@@ -290,5 +298,14 @@ int sim_gemm_exec(const sim_gemm *g, sim_ctx *ctx, int bug)
     }
     free(ra);
     free(cb);
+    /* C's allocation has new bytes. When A or B lies in the same
+     * allocation their bytes may have changed with it: no memo then. */
+    C.alloc->version = ++sim.versions;
+    ctx->memo_valid = A.alloc != C.alloc && B.alloc != C.alloc;
+    ctx->memo_bug = bug;
+    ctx->memo = *g;
+    ctx->memo_a = A.alloc ? A.alloc->version : 0;
+    ctx->memo_b = B.alloc ? B.alloc->version : 0;
+    ctx->memo_c = C.alloc->version;
     return 0;
 }

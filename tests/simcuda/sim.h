@@ -98,6 +98,10 @@ struct sim_alloc {
     uint64_t charge;    /* device bytes it takes (rounded to 256) */
     sim_ctx *ctx;       /* NULL: pinned host memory */
     sim_tag tag;
+    /* Device: a number no other allocation or write ever had, renewed by
+     * every write of its bytes (copy, memset, gemm): equal numbers mean
+     * equal bytes (the gemm's memo, below). */
+    uint64_t version;
     sim_alloc *next;
 };
 
@@ -167,6 +171,15 @@ struct sim_ctx {
     sim_stream null_stream;  /* the legacy default stream */
     sim_stream *streams;
     sim_event *events;
+    /* The last gemm run here and its operands' versions after it: a gemm
+     * equal to it in every parameter, on operands no write has touched
+     * since, with beta 0, would compute the same C into the same bytes, so
+     * it is not computed again (a benchmark's thousands of identical calls
+     * cost no host time; the modelled time is charged all the same). */
+    int memo_valid;
+    int memo_bug;
+    sim_gemm memo;
+    uint64_t memo_a, memo_b, memo_c;
 };
 
 struct sim_unit {
@@ -249,6 +262,7 @@ typedef struct sim_state {
     int logfd;
     int next_thread;
     unsigned long event_seq;
+    uint64_t versions;       /* last sim_alloc.version handed out */
 } sim_state;
 
 extern sim_state sim;

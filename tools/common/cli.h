@@ -151,6 +151,11 @@ int cli_fail(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
 void cli_bytes(char *buf, size_t size, uint64_t bytes);
 void cli_count(char *buf, size_t size, uint64_t count);
 void cli_cuda_version(char *buf, size_t size, int version);
+/* A duration: "1.807s" from 0.1 s up, "0.342 ms", "8.5 us" below. */
+void cli_seconds(char *buf, size_t size, double seconds);
+/* "median of 5 runs" or, when each run timed a batch of calls, "median of
+ * 100 runs of 40 calls" (GPUPROBE_METRIC_RUNS, GPUPROBE_METRIC_BATCH). */
+void cli_runs(char *buf, size_t size, const gpuprobe_matmul_result *r);
 
 /* ---- JSON --------------------------------------------------------------- */
 

@@ -403,6 +403,28 @@ void cli_cuda_version(char *buf, size_t size, int version)
         snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
 }
 
+void cli_seconds(char *buf, size_t size, double s)
+{
+    if (s >= 0.1 || !(s > 0))
+        snprintf(buf, size, "%.3fs", s > 0 ? s : 0.0);
+    else if (s >= 1e-4)
+        snprintf(buf, size, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%.1f us", s * 1e6);
+}
+
+void cli_runs(char *buf, size_t size, const gpuprobe_matmul_result *r)
+{
+    int64_t runs = 0, batch = 0;
+    gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_RUNS, &runs);
+    gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_BATCH, &batch);
+    if (batch > 1)
+        snprintf(buf, size, "median of %lld runs of %lld calls", (long long)runs,
+                 (long long)batch);
+    else
+        snprintf(buf, size, "median of %lld run%s", (long long)runs, runs == 1 ? "" : "s");
+}
+
 /* ---- the end ----------------------------------------------------------------- */
 
 int cli_finish(int status)

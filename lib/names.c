@@ -1,0 +1,159 @@
+/*
+ * names.c - the names and texts of the public enums, built from the lists
+ * in names.h. Ground floor: calls nothing of the library.
+ *
+ * Each table is indexed by the constant (designated initialisers), and
+ * each enum has a `known` switch built from the same list: with no
+ * default label, a constant gpuprobe.h gains and the list lacks is a
+ * -Wswitch error here, so the tables cannot fall out of step.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "names.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic error "-Wswitch"
+#endif
+
+#define GP_CASE(c, ...)                                                       \
+    case c:                                                                   \
+        return 1;
+#define GP_COUNT(...) +1
+
+/* ---- statuses ---- */
+
+static const struct {
+    const char *name, *text;
+} status_table[] = {
+#define GP_ROW(c, name, text) [c] = {name, text},
+    GP_STATUS_MAP(GP_ROW)
+#undef GP_ROW
+};
+
+static int status_known(gpuprobe_status s)
+{
+    switch (s) {
+        GP_STATUS_MAP(GP_CASE)
+    }
+    return 0;
+}
+
+const char *gpuprobe_status_string(gpuprobe_status status)
+{
+    return status_known(status) ? status_table[status].text : "unknown status";
+}
+
+const char *gpuprobe_status_name(gpuprobe_status status)
+{
+    return status_known(status) ? status_table[status].name : "unknown";
+}
+
+/* ---- CUDA causes ---- */
+
+static const struct {
+    const char *name, *text;
+} cause_table[] = {
+#define GP_ROW(c, name, text) [c] = {name, text},
+    GP_CUDA_CAUSE_MAP(GP_ROW)
+#undef GP_ROW
+};
+
+static int cause_known(gpuprobe_cuda_cause c)
+{
+    switch (c) {
+        GP_CUDA_CAUSE_MAP(GP_CASE)
+    }
+    return 0;
+}
+
+const char *gpuprobe_cuda_cause_string(gpuprobe_cuda_cause cause)
+{
+    return cause_known(cause) ? cause_table[cause].text : "unknown CUDA cause";
+}
+
+const char *gpuprobe_cuda_cause_name(gpuprobe_cuda_cause cause)
+{
+    return cause_known(cause) ? cause_table[cause].name : "unknown";
+}
+
+/* ---- dtypes ---- */
+
+static const struct {
+    const char *name;
+    unsigned half_bytes, train_bytes;
+} dtype_table[] = {
+#define GP_ROW(c, name, half, train) [c] = {name, half, train},
+    GP_DTYPE_MAP(GP_ROW)
+#undef GP_ROW
+};
+
+enum { N_DTYPES = 0 GP_DTYPE_MAP(GP_COUNT) };
+/* The dtypes are dense from 0 (the parser below walks them by value). */
+_Static_assert(sizeof dtype_table / sizeof dtype_table[0] == N_DTYPES,
+               "gpuprobe_dtype is dense from 0");
+
+int gp_dtype_known(gpuprobe_dtype d)
+{
+    switch (d) {
+        GP_DTYPE_MAP(GP_CASE)
+    }
+    return 0;
+}
+
+const char *gpuprobe_dtype_name(gpuprobe_dtype dtype)
+{
+    return gp_dtype_known(dtype) ? dtype_table[dtype].name : "unknown";
+}
+
+unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype)
+{
+    return gp_dtype_known(dtype) ? dtype_table[dtype].half_bytes : 0;
+}
+
+unsigned gp_dtype_train_bytes(gpuprobe_dtype dtype)
+{
+    return gp_dtype_known(dtype) ? dtype_table[dtype].train_bytes : 0;
+}
+
+/* The longest dtype name is 4 bytes; nothing longer can match. */
+#define DTYPE_NAME_SCAN 16
+
+gpuprobe_status gpuprobe_dtype_parse(const char *name, gpuprobe_dtype *dtype)
+{
+    if (!name || !dtype)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    /* Bounded: never read past the NUL, nor further than any name needs. */
+    size_t len = strnlen(name, DTYPE_NAME_SCAN);
+    for (unsigned i = 0; i < N_DTYPES; i++) {
+        if (len == strlen(dtype_table[i].name) &&
+            memcmp(name, dtype_table[i].name, len) == 0) {
+            *dtype = (gpuprobe_dtype)i;
+            return GPUPROBE_OK;
+        }
+    }
+    return GPUPROBE_ERR_INVALID_ARGUMENT;
+}
+
+/* ---- workloads ---- */
+
+static const char *const workload_table[] = {
+#define GP_ROW(c, name) [c] = name,
+    GP_WORKLOAD_MAP(GP_ROW)
+#undef GP_ROW
+};
+
+int gp_workload_known(gpuprobe_workload w)
+{
+    switch (w) {
+        GP_WORKLOAD_MAP(GP_CASE)
+    }
+    return 0;
+}
+
+const char *gpuprobe_workload_name(gpuprobe_workload workload)
+{
+    return gp_workload_known(workload) ? workload_table[workload] : "unknown";
+}
