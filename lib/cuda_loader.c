@@ -397,32 +397,62 @@ static int open_driver(gp_cuda *c, char *err, size_t err_size)
     return 0;
 }
 
-static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
-{
-    char err[256];
+/* A step of the decision below: go on to the next one, or the cause is
+ * decided (set_cause() was called), or the host ran out of memory. */
+typedef enum { STEP_ON, STEP_DECIDED, STEP_OOM } step;
 
-    /* 1. The runtime. */
-    if (ctx->env_libdir_set) {
-        if (ctx->env_libdir[0] == '\0') {
-            set_cause(ctx, GPUPROBE_CUDA_OTHER,
-                      "GPUPROBE_CUDA_LIBDIR is too long (at most %d bytes): refused",
-                      GP_PATH_LEN - 1);
-            return GPUPROBE_OK;
-        }
-        if (ctx->env_libdir[0] != '/') {
-            char q[128];
-            gp_quote(q, sizeof q, ctx->env_libdir, 96);
-            set_cause(ctx, GPUPROBE_CUDA_OTHER,
-                      "GPUPROBE_CUDA_LIBDIR=\"%s\" is not an absolute path: "
-                      "refused (libraries are never loaded relative to the "
-                      "current directory)", q);
-            return GPUPROBE_OK;
-        }
+/* The runtime's path, quoted for messages. */
+static void rt_label(const gp_cuda *c, char *buf, size_t size)
+{
+    gp_quote(buf, size, c->rt_name, 128);
+}
+
+/* 0. GPUPROBE_CUDA_LIBDIR, when set, must be an absolute path that fits. */
+static step check_libdir(gpuprobe_context *ctx)
+{
+    if (!ctx->env_libdir_set)
+        return STEP_ON;
+    if (ctx->env_libdir[0] == '\0') {
+        set_cause(ctx, GPUPROBE_CUDA_OTHER,
+                  "GPUPROBE_CUDA_LIBDIR is too long (at most %d bytes): refused",
+                  GP_PATH_LEN - 1);
+        return STEP_DECIDED;
     }
-    int majors[8], oom = 0;
-    size_t nm = runtime_majors(majors, 8);
-    char tried[256] = "";
+    if (ctx->env_libdir[0] != '/') {
+        char q[128];
+        gp_quote(q, sizeof q, ctx->env_libdir, 96);
+        set_cause(ctx, GPUPROBE_CUDA_OTHER,
+                  "GPUPROBE_CUDA_LIBDIR=\"%s\" is not an absolute path: "
+                  "refused (libraries are never loaded relative to the "
+                  "current directory)", q);
+        return STEP_DECIDED;
+    }
+    return STEP_ON;
+}
+
+/* Bind the loaded runtime's functions and read its version. */
+static step bind_runtime_version(gpuprobe_context *ctx, gp_cuda *c)
+{
+    const char *missing = bind_runtime(c);
+    if (missing) {
+        char name[160];
+        rt_label(c, name, sizeof name);
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s", name, missing);
+        return STEP_DECIDED;
+    }
+    int v = 0;
+    ctx->runtime_version = 0;
+    if (c->rt.RuntimeGetVersion(&v) == cudaSuccess && v > 0)
+        ctx->runtime_version = v;
+    return STEP_ON;
+}
+
+/* 1. The runtime: the first libcudart.so.N of the majors to try. */
+static step load_runtime(gpuprobe_context *ctx, gp_cuda *c, const int *majors, size_t nm)
+{
+    char err[256], tried[256] = "";
     size_t tl = 0;
+    int oom = 0;
     for (size_t i = 0; i < nm; i++) {
         c->rt_lib = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name,
                                  err, sizeof err, &oom);
@@ -436,35 +466,27 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
             tl += (size_t)r;
     }
     if (oom)
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "out of host memory loading the CUDA runtime");
-    if (!c->rt_lib) {
-        if (ctx->env_libdir_set) {
-            char q[160];
-            gp_quote(q, sizeof q, ctx->env_libdir, 128);
-            set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
-                      "no CUDA runtime library in GPUPROBE_CUDA_LIBDIR=\"%s\": "
-                      "tried %s (%s)", q, tried, err);
-        } else {
-            set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
-                      "no CUDA runtime library found by the system loader: "
-                      "tried %s (%s)", tried, err);
-        }
-        return GPUPROBE_OK;
+        return STEP_OOM;
+    if (c->rt_lib)
+        return bind_runtime_version(ctx, c);
+    if (ctx->env_libdir_set) {
+        char q[160];
+        gp_quote(q, sizeof q, ctx->env_libdir, 128);
+        set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
+                  "no CUDA runtime library in GPUPROBE_CUDA_LIBDIR=\"%s\": "
+                  "tried %s (%s)", q, tried, err);
+    } else {
+        set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
+                  "no CUDA runtime library found by the system loader: "
+                  "tried %s (%s)", tried, err);
     }
-    char name[160]; /* the runtime's path, quoted for messages */
-    gp_quote(name, sizeof name, c->rt_name, 128);
-    const char *missing = bind_runtime(c);
-    if (missing) {
-        set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s", name,
-                  missing);
-        return GPUPROBE_OK;
-    }
-    int v = 0;
-    if (c->rt.RuntimeGetVersion(&v) == cudaSuccess && v > 0)
-        ctx->runtime_version = v;
+    return STEP_DECIDED;
+}
 
-    /* 2. The driver library. */
+/* 2. The driver library, its functions and version. */
+static step load_driver(gpuprobe_context *ctx, gp_cuda *c)
+{
+    char err[256];
     if (open_driver(c, err, sizeof err) != 0) {
         /* The loader's message only adds to "not found" when the library
          * exists but cannot be loaded (wrong architecture, missing deps). */
@@ -473,115 +495,132 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
         set_cause(ctx, GPUPROBE_CUDA_NO_DRIVER,
                   "libcuda.so.1 not found: no NVIDIA driver is installed%s%s%s",
                   plain ? "" : " (", plain ? "" : err, plain ? "" : ")");
-        return GPUPROBE_OK;
+        return STEP_DECIDED;
     }
-    missing = bind_driver(c);
+    const char *missing = bind_driver(c);
     if (missing) {
-        set_cause(ctx, GPUPROBE_CUDA_OTHER, "libcuda.so.1 lacks the function %s",
-                  missing);
-        return GPUPROBE_OK;
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "libcuda.so.1 lacks the function %s", missing);
+        return STEP_DECIDED;
     }
-    v = 0;
+    int v = 0;
     if (c->drv.DriverGetVersion(&v) == CUDA_SUCCESS && v > 0)
         ctx->driver_version = v;
+    return STEP_ON;
+}
 
-    /* 3. Driver too old for the runtime: try an older runtime the driver
-     * supports before giving up (minor-version compatibility holds within a
-     * major, so only majors are compared). */
+/* 3. Driver too old for the runtime: try an older runtime the driver
+ * supports before giving up (minor-version compatibility holds within a
+ * major, so only majors are compared). */
+static step fit_driver(gpuprobe_context *ctx, gp_cuda *c, const int *majors, size_t nm)
+{
     int dmajor = ctx->driver_version / 1000;
-    if (ctx->driver_version > 0 && dmajor < c->rt_major) {
-        void *older = NULL;
-        int older_major = 0;
-        for (size_t i = 0; i < nm && !older; i++) {
-            if (majors[i] > dmajor)
-                continue;
-            /* rt_name is overwritten only on success. */
-            older = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name,
-                                 err, sizeof err, &oom);
-            older_major = majors[i];
-        }
-        if (oom)
-            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                           "out of host memory loading the CUDA runtime");
-        if (!older) {
-            too_old(ctx, "");
-            return GPUPROBE_OK;
-        }
-        dlclose(c->rt_lib); /* never initialised: only its version was read */
-        c->rt_lib = older;
-        c->rt_major = older_major;
-        gp_quote(name, sizeof name, c->rt_name, 128);
-        ctx->runtime_version = 0;
-        missing = bind_runtime(c);
-        if (missing) {
-            set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s lacks the function %s",
-                      name, missing);
-            return GPUPROBE_OK;
-        }
-        v = 0;
-        if (c->rt.RuntimeGetVersion(&v) == cudaSuccess && v > 0)
-            ctx->runtime_version = v;
+    if (ctx->driver_version <= 0 || dmajor >= c->rt_major)
+        return STEP_ON;
+    char err[256];
+    void *older = NULL;
+    int older_major = 0, oom = 0;
+    for (size_t i = 0; i < nm && !older; i++) {
+        if (majors[i] > dmajor)
+            continue;
+        /* rt_name is overwritten only on success. */
+        older = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name, err,
+                             sizeof err, &oom);
+        older_major = majors[i];
     }
+    if (oom)
+        return STEP_OOM;
+    if (!older) {
+        too_old(ctx, "");
+        return STEP_DECIDED;
+    }
+    dlclose(c->rt_lib); /* never initialised: only its version was read */
+    c->rt_lib = older;
+    c->rt_major = older_major;
+    return bind_runtime_version(ctx, c);
+}
 
-    /* 4. Initialise the driver. */
+/* 4. Initialise the driver; when it fails, say why as closely as the
+ * system shows: no kernel driver, no permission, no device, other. */
+static step init_driver(gpuprobe_context *ctx, gp_cuda *c)
+{
     CUresult cr = c->drv.Init(0);
     c->drv_initialized = 1;
-    if (cr != CUDA_SUCCESS) {
-        char what[96], q[64];
-        gp_quote(q, sizeof q, drv_error_name(c, cr), 48);
-        gp_snprintf(what, sizeof what, "cuInit failed with %s", q);
-        /* NVML answering means the kernel driver runs, whatever the
-         * files (a container may not show them). */
-        const char *absent = kernel_driver_missing(ctx);
-        if (absent && gp_nvml_load(&c->nvml, ctx->env_nvml_off))
-            absent = NULL;
-        char bad[64];
-        if (absent) {
-            set_cause(ctx, GPUPROBE_CUDA_NO_KERNEL_DRIVER,
-                      "libcuda.so.1 is installed but the NVIDIA kernel driver "
-                      "is not running: %s is missing (%s)", absent, what);
-        } else if (device_node_denied(ctx, bad, sizeof bad)) {
-            set_cause(ctx, GPUPROBE_CUDA_NO_PERMISSION,
-                      "%s: no read/write permission on %s (add the user to the "
-                      "group that owns it, often 'video' or 'render')", what, bad);
-        } else if (cr == CUDA_ERROR_NO_DEVICE) {
-            no_device(ctx, c, what);
-        } else {
-            set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s", what);
-        }
-        return GPUPROBE_OK;
-    }
+    if (cr == CUDA_SUCCESS)
+        return STEP_ON;
+    char what[96], q[64];
+    gp_quote(q, sizeof q, drv_error_name(c, cr), 48);
+    gp_snprintf(what, sizeof what, "cuInit failed with %s", q);
+    /* NVML answering means the kernel driver runs, whatever the files (a
+     * container may not show them). */
+    const char *absent = kernel_driver_missing(ctx);
+    if (absent && gp_nvml_load(&c->nvml, ctx->env_nvml_off))
+        absent = NULL;
+    char bad[64];
+    if (absent)
+        set_cause(ctx, GPUPROBE_CUDA_NO_KERNEL_DRIVER,
+                  "libcuda.so.1 is installed but the NVIDIA kernel driver "
+                  "is not running: %s is missing (%s)", absent, what);
+    else if (device_node_denied(ctx, bad, sizeof bad))
+        set_cause(ctx, GPUPROBE_CUDA_NO_PERMISSION,
+                  "%s: no read/write permission on %s (add the user to the "
+                  "group that owns it, often 'video' or 'render')", what, bad);
+    else if (cr == CUDA_ERROR_NO_DEVICE)
+        no_device(ctx, c, what);
+    else
+        set_cause(ctx, GPUPROBE_CUDA_OTHER, "%s", what);
+    return STEP_DECIDED;
+}
 
-    /* 5. Count devices through the runtime (which also checks that driver
-     * and runtime agree). */
+/* 5. Count devices through the runtime (which also checks that driver and
+ * runtime agree): the last step decides. */
+static void count_devices(gpuprobe_context *ctx, gp_cuda *c)
+{
     int n = 0;
     cudaError_t re = c->rt.GetDeviceCount(&n);
     c->rt_initialized = 1;
     (void)c->rt.GetLastError(); /* the error is not sticky: clear it */
     if (re == cudaErrorInsufficientDriver) {
         too_old(ctx, " (cudaGetDeviceCount: cudaErrorInsufficientDriver)");
-        return GPUPROBE_OK;
-    }
-    if (re == cudaErrorNoDevice || (re == cudaSuccess && n <= 0)) {
+    } else if (re == cudaErrorNoDevice || (re == cudaSuccess && n <= 0)) {
         no_device(ctx, c, re == cudaSuccess ? "cudaGetDeviceCount found 0 devices"
                                             : "cudaGetDeviceCount: cudaErrorNoDevice");
-        return GPUPROBE_OK;
-    }
-    if (re != cudaSuccess) {
+    } else if (re != cudaSuccess) {
         const char *s = c->rt.GetErrorString(re);
         char en[64], es[160];
         gp_quote(en, sizeof en, gp_cuda_rt_error_name(c, re), 48);
         gp_quote(es, sizeof es, s ? s : "no description", 128);
         set_cause(ctx, GPUPROBE_CUDA_OTHER, "cudaGetDeviceCount failed with %s (%s)",
                   en, es);
-        return GPUPROBE_OK;
+    } else {
+        char d[16], r[16], name[160];
+        gp_cuda_version_string(ctx->driver_version, d, sizeof d);
+        gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
+        rt_label(c, name, sizeof name);
+        set_cause(ctx, GPUPROBE_CUDA_AVAILABLE,
+                  "%d CUDA device(s); driver supports CUDA %s, runtime %s (%s)", n, d, r,
+                  name);
     }
-    char d[16], r[16];
-    gp_cuda_version_string(ctx->driver_version, d, sizeof d);
-    gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
-    set_cause(ctx, GPUPROBE_CUDA_AVAILABLE,
-              "%d CUDA device(s); driver supports CUDA %s, runtime %s (%s)", n,
-              d, r, name);
+}
+
+/* Why CUDA is or is not usable: the steps in order, until one decides. */
+static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
+{
+    int majors[8];
+    size_t nm = runtime_majors(majors, 8);
+    step s = check_libdir(ctx);
+    if (s == STEP_ON)
+        s = load_runtime(ctx, c, majors, nm);
+    if (s == STEP_ON)
+        s = load_driver(ctx, c);
+    if (s == STEP_ON)
+        s = fit_driver(ctx, c, majors, nm);
+    if (s == STEP_ON)
+        s = init_driver(ctx, c);
+    if (s == STEP_ON)
+        count_devices(ctx, c);
+    if (s == STEP_OOM)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "out of host memory loading the CUDA runtime");
     return GPUPROBE_OK;
 }
 

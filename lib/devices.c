@@ -542,6 +542,44 @@ static gpuprobe_status pci_sysfs(gpuprobe_context *ctx, gpuprobe_attr attr, size
     return GPUPROBE_OK;
 }
 
+/* NVML's index and the MIG layout, read at enumeration. */
+static gpuprobe_status placement(gpuprobe_context *ctx, gpuprobe_attr attr, size_t device,
+                                 const gp_device *d, int64_t *v)
+{
+    *v = attr == GPUPROBE_ATTR_NVML_INDEX     ? d->nvml_index
+         : attr == GPUPROBE_ATTR_MIG_MODE     ? d->mig_mode
+         : attr == GPUPROBE_ATTR_MIG_INSTANCE ? d->mig
+         : attr == GPUPROBE_ATTR_MIG_INDEX    ? (d->mig == 1 ? d->mig_index : -1)
+                                              : d->mig_count;
+    if (*v >= 0)
+        return GPUPROBE_OK;
+    return unknown_because(ctx, attr, device, d,
+                           attr == GPUPROBE_ATTR_MIG_INDEX && d->mig == 0
+                               ? "the device is a whole GPU, not a MIG instance"
+                           : d->nvml ? "NVML did not say"
+                                     : d->nvml_why);
+}
+
+/* The GPU's NUMA node, from sysfs. */
+static gpuprobe_status numa_node(gpuprobe_context *ctx, gpuprobe_attr attr, size_t device,
+                                 const gp_device *d, int64_t *v)
+{
+    char buf[32];
+    gpuprobe_status st = pci_sysfs(ctx, attr, device, d, "numa_node", buf, sizeof buf);
+    if (st != GPUPROBE_OK)
+        return st;
+    char *end = NULL;
+    errno = 0;
+    long node = strtol(buf, &end, 10);
+    if (end == buf || *end || errno || node < -1 || node > 65535)
+        return unknown_because(ctx, attr, device, d, "numa_node holds no node number");
+    if (node < 0)
+        return unknown_because(ctx, attr, device, d,
+                               "the platform gives the GPU no NUMA node (numa_node is -1)");
+    *v = node;
+    return GPUPROBE_OK;
+}
+
 gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
                                         gpuprobe_attr attr, int64_t *value)
 {
@@ -583,17 +621,9 @@ gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
     case GPUPROBE_ATTR_MIG_INSTANCE:
     case GPUPROBE_ATTR_MIG_INDEX:
     case GPUPROBE_ATTR_MIG_COUNT:
-        v = attr == GPUPROBE_ATTR_NVML_INDEX   ? d->nvml_index
-            : attr == GPUPROBE_ATTR_MIG_MODE   ? d->mig_mode
-            : attr == GPUPROBE_ATTR_MIG_INSTANCE ? d->mig
-            : attr == GPUPROBE_ATTR_MIG_INDEX  ? (d->mig == 1 ? d->mig_index : -1)
-                                               : d->mig_count;
-        if (v < 0)
-            return unknown_because(ctx, attr, device, d,
-                                   attr == GPUPROBE_ATTR_MIG_INDEX && d->mig == 0
-                                       ? "the device is a whole GPU, not a MIG instance"
-                                   : d->nvml ? "NVML did not say"
-                                             : d->nvml_why);
+        st = placement(ctx, attr, device, d, &v);
+        if (st != GPUPROBE_OK)
+            return st;
         break;
     case GPUPROBE_ATTR_GPU_UTILIZATION:
     case GPUPROBE_ATTR_MEMORY_UTILIZATION:
@@ -609,22 +639,11 @@ gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
         if (st != GPUPROBE_OK)
             return st;
         break;
-    case GPUPROBE_ATTR_NUMA_NODE: {
-        char buf[32];
-        st = pci_sysfs(ctx, attr, device, d, "numa_node", buf, sizeof buf);
+    case GPUPROBE_ATTR_NUMA_NODE:
+        st = numa_node(ctx, attr, device, d, &v);
         if (st != GPUPROBE_OK)
             return st;
-        char *end = NULL;
-        errno = 0;
-        long node = strtol(buf, &end, 10);
-        if (end == buf || *end || errno || node < -1 || node > 65535)
-            return unknown_because(ctx, attr, device, d, "numa_node holds no node number");
-        if (node < 0)
-            return unknown_because(ctx, attr, device, d,
-                                   "the platform gives the GPU no NUMA node (numa_node is -1)");
-        v = node;
         break;
-    }
     default:
         return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
                        "attribute %d has no integer getter", (int)attr);

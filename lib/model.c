@@ -140,6 +140,121 @@ static uint64_t div_ceil(uint64_t a, uint64_t b)
     return a / b + (a % b != 0);
 }
 
+/* An architecture names at least its layers, hidden size, heads,
+ * intermediate size and vocabulary. */
+static gpuprobe_status check_complete(gpuprobe_context *ctx, const int64_t *v)
+{
+    static const gpuprobe_model_param required[] = {
+        GPUPROBE_MODEL_LAYERS, GPUPROBE_MODEL_HIDDEN, GPUPROBE_MODEL_HEADS,
+        GPUPROBE_MODEL_INTERMEDIATE, GPUPROBE_MODEL_VOCAB};
+    char missing[160] = "";
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        if (v[required[i]])
+            continue;
+        size_t n = strlen(missing);
+        gp_snprintf(missing + n, sizeof missing - n, "%s%s", n ? ", " : "",
+                    model_info[required[i]].name);
+    }
+    if (missing[0])
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "the architecture is incomplete: no %s given", missing);
+    return GPUPROBE_OK;
+}
+
+/* Heads, experts and the split over tp GPUs must agree; *head_dim gets the
+ * head dimension (given, or hidden / heads). */
+static gpuprobe_status check_heads(gpuprobe_context *ctx, const int64_t *v, uint64_t tp,
+                                   long long *head_dim)
+{
+    long long H = v[GPUPROBE_MODEL_HEADS];
+    long long K = v[GPUPROBE_MODEL_KV_HEADS] ? v[GPUPROBE_MODEL_KV_HEADS] : H;
+    long long h = v[GPUPROBE_MODEL_HIDDEN];
+    long long E = v[GPUPROBE_MODEL_EXPERTS];
+    long long k = v[GPUPROBE_MODEL_EXPERTS_PER_TOKEN];
+    if (K > H || H % K != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%lld KV heads do not divide %lld attention heads", K, H);
+    long long d = v[GPUPROBE_MODEL_HEAD_DIM];
+    if (!d && h % H != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "hidden size %lld is not a multiple of the %lld "
+                       "attention heads (give the head dimension if the model "
+                       "has its own)",
+                       h, H);
+    *head_dim = d ? d : h / H;
+    if (E > 1 && k == 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%lld experts but no experts per token given", E);
+    if (E > 1 && k > E)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%lld experts per token, but only %lld experts", k, E);
+    if (E <= 1 && k > 1)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%lld experts per token, but the model has no experts",
+                       k);
+    if ((uint64_t)H % tp != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%lld attention heads cannot be split over %llu GPUs",
+                       H, (unsigned long long)tp);
+    if ((uint64_t)K % tp != 0 && tp % (uint64_t)K != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "%lld KV heads can be neither split over nor "
+                       "replicated on %llu GPUs",
+                       K, (unsigned long long)tp);
+    return GPUPROBE_OK;
+}
+
+/* A checked architecture's counts: the whole model, then one GPU's share. */
+static gpuprobe_status arch_shape(gpuprobe_context *ctx, const int64_t *v, uint64_t tp,
+                                  long long d, gp_shape *s)
+{
+    long long H = v[GPUPROBE_MODEL_HEADS];
+    long long K = v[GPUPROBE_MODEL_KV_HEADS] ? v[GPUPROBE_MODEL_KV_HEADS] : H;
+    long long E = v[GPUPROBE_MODEL_EXPERTS];
+    uint64_t experts = E > 1 ? (uint64_t)E : 1;
+    uint64_t routed = E > 1 ? (uint64_t)v[GPUPROBE_MODEL_EXPERTS_PER_TOKEN] : 1;
+    uint64_t router = E > 1 ? (uint64_t)E : 0;
+    uint64_t bias = v[GPUPROBE_MODEL_QKV_BIAS] != 0;
+    uint64_t tied = v[GPUPROBE_MODEL_TIED_EMBEDDINGS] != 0;
+    int ovf = 0;
+
+    s->arch = 1;
+    s->layers = (uint64_t)v[GPUPROBE_MODEL_LAYERS];
+    s->hidden = (uint64_t)v[GPUPROBE_MODEL_HIDDEN];
+    s->routed = routed;
+    s->window = (uint64_t)v[GPUPROBE_MODEL_SLIDING_WINDOW];
+
+    /* The whole model first: total and active counts. */
+    s->q_dim = gp_mul((uint64_t)H, (uint64_t)d, &ovf);
+    s->kv_dim = gp_mul((uint64_t)K, (uint64_t)d, &ovf);
+    s->inter = (uint64_t)v[GPUPROBE_MODEL_INTERMEDIATE];
+    s->vocab = (uint64_t)v[GPUPROBE_MODEL_VOCAB];
+    uint64_t lin, oth;
+    count(s, experts, router, bias, tied, &lin, &oth, &ovf);
+    s->params = gp_add(lin, oth, &ovf);
+    count(s, routed, router, bias, tied, &lin, &oth, &ovf);
+    s->active = gp_add(lin, oth, &ovf);
+    if (ovf)
+        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW,
+                       "the architecture's parameter count exceeds 2^64");
+    if (s->params > GPUPROBE_MAX_PARAMS)
+        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW,
+                       "the architecture has %llu parameters, more than "
+                       "GPUPROBE_MAX_PARAMS (10^15)",
+                       (unsigned long long)s->params);
+
+    /* Then one GPU's share. Every figure is at most the whole model's. */
+    s->q_dim = (uint64_t)(H / (long long)tp) * (uint64_t)d;
+    s->kv_dim = ((uint64_t)K % tp == 0 ? (uint64_t)K / tp : 1) * (uint64_t)d;
+    s->inter = div_ceil(s->inter, tp);
+    s->vocab = div_ceil(s->vocab, tp);
+    count(s, experts, router, bias, tied, &s->linear, &s->other, &ovf);
+    if (ovf)
+        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
+                       "one GPU's share of the parameters overflows");
+    return GPUPROBE_OK;
+}
+
 gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
                                uint64_t tp, gp_shape *out)
 {
@@ -162,100 +277,13 @@ gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "the model is empty: give its parameter count or its "
                        "architecture");
-
-    static const gpuprobe_model_param required[] = {
-        GPUPROBE_MODEL_LAYERS, GPUPROBE_MODEL_HIDDEN, GPUPROBE_MODEL_HEADS,
-        GPUPROBE_MODEL_INTERMEDIATE, GPUPROBE_MODEL_VOCAB};
-    char missing[160] = "";
-    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-        if (v[required[i]])
-            continue;
-        size_t n = strlen(missing);
-        gp_snprintf(missing + n, sizeof missing - n, "%s%s", n ? ", " : "",
-                    model_info[required[i]].name);
-    }
-    if (missing[0])
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "the architecture is incomplete: no %s given", missing);
-
-    long long H = v[GPUPROBE_MODEL_HEADS];
-    long long K = v[GPUPROBE_MODEL_KV_HEADS] ? v[GPUPROBE_MODEL_KV_HEADS] : H;
-    long long h = v[GPUPROBE_MODEL_HIDDEN];
-    long long E = v[GPUPROBE_MODEL_EXPERTS];
-    long long k = v[GPUPROBE_MODEL_EXPERTS_PER_TOKEN];
-    if (K > H || H % K != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%lld KV heads do not divide %lld attention heads", K, H);
-    long long d = v[GPUPROBE_MODEL_HEAD_DIM];
-    if (!d && h % H != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "hidden size %lld is not a multiple of the %lld "
-                       "attention heads (give the head dimension if the model "
-                       "has its own)",
-                       h, H);
-    if (!d)
-        d = h / H;
-    if (E > 1 && k == 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%lld experts but no experts per token given", E);
-    if (E > 1 && k > E)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%lld experts per token, but only %lld experts", k, E);
-    if (E <= 1 && k > 1)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%lld experts per token, but the model has no experts",
-                       k);
-    if ((uint64_t)H % tp != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%lld attention heads cannot be split over %llu GPUs",
-                       H, (unsigned long long)tp);
-    if ((uint64_t)K % tp != 0 && tp % (uint64_t)K != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%lld KV heads can be neither split over nor "
-                       "replicated on %llu GPUs",
-                       K, (unsigned long long)tp);
-
-    uint64_t experts = E > 1 ? (uint64_t)E : 1;
-    uint64_t routed = E > 1 ? (uint64_t)k : 1;
-    uint64_t router = E > 1 ? (uint64_t)E : 0;
-    uint64_t bias = v[GPUPROBE_MODEL_QKV_BIAS] != 0;
-    uint64_t tied = v[GPUPROBE_MODEL_TIED_EMBEDDINGS] != 0;
-    int ovf = 0;
-
-    s.arch = 1;
-    s.layers = (uint64_t)v[GPUPROBE_MODEL_LAYERS];
-    s.hidden = (uint64_t)h;
-    s.routed = routed;
-    s.window = (uint64_t)v[GPUPROBE_MODEL_SLIDING_WINDOW];
-
-    /* The whole model first: total and active counts. */
-    s.q_dim = gp_mul((uint64_t)H, (uint64_t)d, &ovf);
-    s.kv_dim = gp_mul((uint64_t)K, (uint64_t)d, &ovf);
-    s.inter = (uint64_t)v[GPUPROBE_MODEL_INTERMEDIATE];
-    s.vocab = (uint64_t)v[GPUPROBE_MODEL_VOCAB];
-    uint64_t lin, oth;
-    count(&s, experts, router, bias, tied, &lin, &oth, &ovf);
-    s.params = gp_add(lin, oth, &ovf);
-    count(&s, routed, router, bias, tied, &lin, &oth, &ovf);
-    s.active = gp_add(lin, oth, &ovf);
-    if (ovf)
-        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW,
-                       "the architecture's parameter count exceeds 2^64");
-    if (s.params > GPUPROBE_MAX_PARAMS)
-        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW,
-                       "the architecture has %llu parameters, more than "
-                       "GPUPROBE_MAX_PARAMS (10^15)",
-                       (unsigned long long)s.params);
-
-    /* Then one GPU's share. Every figure is at most the whole model's. */
-    s.q_dim = (uint64_t)(H / (long long)tp) * (uint64_t)d;
-    s.kv_dim = ((uint64_t)K % tp == 0 ? (uint64_t)K / tp : 1) * (uint64_t)d;
-    s.inter = div_ceil(s.inter, tp);
-    s.vocab = div_ceil(s.vocab, tp);
-    count(&s, experts, router, bias, tied, &s.linear, &s.other, &ovf);
-    if (ovf)
-        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
-                       "one GPU's share of the parameters overflows");
-    *out = s;
-    return GPUPROBE_OK;
+    long long d = 0;
+    gpuprobe_status st = check_complete(ctx, v);
+    if (st == GPUPROBE_OK)
+        st = check_heads(ctx, v, tp, &d);
+    if (st == GPUPROBE_OK)
+        st = arch_shape(ctx, v, tp, d, &s);
+    if (st == GPUPROBE_OK)
+        *out = s;
+    return st;
 }

@@ -162,6 +162,75 @@ static gpuprobe_status job_prepare(gpuprobe_context *ctx,
     return GPUPROBE_OK;
 }
 
+/* Weights (and training states), through the 1.0 per-parameter rules. */
+static void weights_figures(const job *j, gpuprobe_plan *p)
+{
+    const gp_shape *s = &j->s;
+    const int64_t *o = j->o;
+    gpuprobe_dtype wd = (gpuprobe_dtype)o[GPUPROBE_PLAN_WEIGHTS_DTYPE];
+    uint64_t n = s->linear + s->other; /* <= params <= 10^15 */
+    if (o[GPUPROBE_PLAN_WORKLOAD] == GPUPROBE_WORKLOAD_TRAINING) {
+        uint64_t states = 0;
+        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_WEIGHTS, &p->weights_bytes);
+        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_TRAINING, &states);
+        p->gradient_bytes = p->weights_bytes;
+        p->optimizer_bytes = states - 2 * p->weights_bytes;
+    } else if (is_quantised(wd)) {
+        uint64_t lin = 0, group = (uint64_t)o[GPUPROBE_PLAN_QUANT_GROUP];
+        (void)gpuprobe_capacity_bytes(s->linear, wd, GPUPROBE_WORKLOAD_WEIGHTS, &lin);
+        uint64_t scales = group ? 2 * (s->linear / group + (s->linear % group != 0)) : 0;
+        p->weights_bytes = lin + scales + 2 * s->other;
+    } else {
+        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_WEIGHTS, &p->weights_bytes);
+    }
+}
+
+/* Inference: the KV cache of batch x context tokens (the window's when it
+ * is shorter) and the activations of one prefill step. NULL, or the figure
+ * that overflowed. */
+static const char *inference_figures(const job *j, uint64_t context, uint64_t batch,
+                                     uint64_t a, gpuprobe_plan *p, int *ovf)
+{
+    const gp_shape *s = &j->s;
+    uint64_t cached = context;
+    if (s->window && s->window < context) {
+        cached = s->window;
+        p->flags |= GPUPROBE_PLAN_WINDOWED;
+    }
+    p->kv_cache_bytes = gp_mul(gp_mul(batch, cached, ovf), p->kv_bytes_per_token, ovf);
+    if (*ovf)
+        return "the KV cache";
+    uint64_t mlp = gp_mul(gp_mul(3, s->routed, ovf), s->inter, ovf);
+    uint64_t chunk = (uint64_t)j->o[GPUPROBE_PLAN_PREFILL_CHUNK];
+    uint64_t step = chunk && chunk < context ? chunk : context;
+    uint64_t attn = gp_add(gp_mul(4, s->q_dim, ovf), gp_mul(2, s->kv_dim, ovf), ovf);
+    uint64_t width = gp_add(gp_mul(2, s->hidden, ovf), attn > mlp ? attn : mlp, ovf);
+    uint64_t tokens = gp_mul(batch, step, ovf);
+    p->activation_bytes = gp_add(gp_mul(gp_mul(a, tokens, ovf), width, ovf),
+                                 gp_mul(gp_mul(batch, s->vocab, ovf), 4, ovf), ovf);
+    return *ovf ? "the activations" : NULL;
+}
+
+/* Training: the activations kept for the backward pass (every layer's, or
+ * with checkpointing one per layer plus one layer's), and the logits. */
+static void training_figures(const job *j, uint64_t context, uint64_t batch, uint64_t a,
+                             gpuprobe_plan *p, int *ovf)
+{
+    const gp_shape *s = &j->s;
+    uint64_t h = s->hidden;
+    uint64_t mlp = gp_mul(gp_mul(3, s->routed, ovf), s->inter, ovf);
+    uint64_t tokens = gp_mul(batch, context, ovf);
+    uint64_t per_layer = gp_add(gp_add(gp_mul(4, h, ovf), gp_mul(2, s->q_dim, ovf), ovf),
+                                gp_add(gp_mul(2, s->kv_dim, ovf), mlp, ovf), ovf);
+    uint64_t layer = gp_mul(gp_mul(a, tokens, ovf), per_layer, ovf);
+    uint64_t logits = gp_mul(gp_mul(tokens, s->vocab, ovf), a + 4, ovf);
+    uint64_t kept = j->o[GPUPROBE_PLAN_CHECKPOINTING]
+                        ? gp_add(gp_mul(gp_mul(s->layers, gp_mul(a, tokens, ovf), ovf), h, ovf),
+                                 layer, ovf)
+                        : gp_mul(s->layers, layer, ovf);
+    p->activation_bytes = gp_add(kept, logits, ovf);
+}
+
 /* The plan at this context and batch. On overflow, *what names the figure. */
 static gpuprobe_status job_eval(const job *j, uint64_t context, uint64_t batch,
                                 gpuprobe_plan *p, const char **what)
@@ -176,73 +245,28 @@ static gpuprobe_status job_eval(const job *j, uint64_t context, uint64_t batch,
                         : a == 8 ? GPUPROBE_DTYPE_FP64
                         : a == 4 ? GPUPROBE_DTYPE_FP32
                                  : GPUPROBE_DTYPE_BF16;
-    uint64_t n = s->linear + s->other; /* <= params <= 10^15 */
     int ovf = 0;
 
     memset(p, 0, sizeof *p);
     p->params = s->params;
     p->active_params = s->active;
     p->flags = s->arch ? 0 : GPUPROBE_PLAN_BY_PARAMS;
-
-    /* Weights (and training states), through the 1.0 per-parameter rules. */
-    if (wl == GPUPROBE_WORKLOAD_TRAINING) {
-        uint64_t states = 0;
-        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_WEIGHTS, &p->weights_bytes);
-        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_TRAINING, &states);
-        p->gradient_bytes = p->weights_bytes;
-        p->optimizer_bytes = states - 2 * p->weights_bytes;
-    } else if (is_quantised(wd)) {
-        uint64_t lin = 0, group = (uint64_t)o[GPUPROBE_PLAN_QUANT_GROUP];
-        (void)gpuprobe_capacity_bytes(s->linear, wd, GPUPROBE_WORKLOAD_WEIGHTS, &lin);
-        uint64_t scales = group ? 2 * (s->linear / group + (s->linear % group != 0)) : 0;
-        p->weights_bytes = lin + scales + 2 * s->other;
-    } else {
-        (void)gpuprobe_capacity_bytes(n, wd, GPUPROBE_WORKLOAD_WEIGHTS, &p->weights_bytes);
-    }
+    weights_figures(j, p);
 
     if (!s->arch) {
         /* A parameter count alone: the 1.0 inference rule's 20%. */
         if (wl == GPUPROBE_WORKLOAD_INFERENCE)
             p->activation_bytes = p->weights_bytes / 5 + (p->weights_bytes % 5 != 0);
     } else {
-        uint64_t h = s->hidden;
         p->kv_bytes_per_token = gp_mul(gp_mul(s->layers, s->kv_dim, &ovf),
                                        gp_dtype_half_bytes(kd), &ovf);
-        uint64_t mlp = gp_mul(gp_mul(3, s->routed, &ovf), s->inter, &ovf);
-        if (wl == GPUPROBE_WORKLOAD_INFERENCE) {
-            uint64_t cached = context;
-            if (s->window && s->window < context) {
-                cached = s->window;
-                p->flags |= GPUPROBE_PLAN_WINDOWED;
-            }
-            p->kv_cache_bytes = gp_mul(gp_mul(batch, cached, &ovf),
-                                       p->kv_bytes_per_token, &ovf);
-            if (ovf) {
-                *what = "the KV cache";
-                return GPUPROBE_ERR_OVERFLOW;
-            }
-            uint64_t chunk = (uint64_t)o[GPUPROBE_PLAN_PREFILL_CHUNK];
-            uint64_t step = chunk && chunk < context ? chunk : context;
-            uint64_t attn = gp_add(gp_mul(4, s->q_dim, &ovf), gp_mul(2, s->kv_dim, &ovf), &ovf);
-            uint64_t width = gp_add(gp_mul(2, h, &ovf), attn > mlp ? attn : mlp, &ovf);
-            uint64_t tokens = gp_mul(batch, step, &ovf);
-            p->activation_bytes =
-                gp_add(gp_mul(gp_mul(a, tokens, &ovf), width, &ovf),
-                       gp_mul(gp_mul(batch, s->vocab, &ovf), 4, &ovf), &ovf);
-        } else if (wl == GPUPROBE_WORKLOAD_TRAINING) {
-            uint64_t tokens = gp_mul(batch, context, &ovf);
-            uint64_t per_layer = gp_add(gp_add(gp_mul(4, h, &ovf), gp_mul(2, s->q_dim, &ovf), &ovf),
-                                        gp_add(gp_mul(2, s->kv_dim, &ovf), mlp, &ovf), &ovf);
-            uint64_t layer = gp_mul(gp_mul(a, tokens, &ovf), per_layer, &ovf);
-            uint64_t logits = gp_mul(gp_mul(tokens, s->vocab, &ovf), a + 4, &ovf);
-            uint64_t kept = o[GPUPROBE_PLAN_CHECKPOINTING]
-                                ? gp_add(gp_mul(gp_mul(s->layers, gp_mul(a, tokens, &ovf), &ovf), h, &ovf),
-                                         layer, &ovf)
-                                : gp_mul(s->layers, layer, &ovf);
-            p->activation_bytes = gp_add(kept, logits, &ovf);
-        }
-        if (ovf) {
-            *what = "the activations";
+        const char *bad = NULL;
+        if (wl == GPUPROBE_WORKLOAD_INFERENCE)
+            bad = inference_figures(j, context, batch, a, p, &ovf);
+        else if (wl == GPUPROBE_WORKLOAD_TRAINING)
+            training_figures(j, context, batch, a, p, &ovf);
+        if (bad || ovf) {
+            *what = bad ? bad : "the activations";
             return GPUPROBE_ERR_OVERFLOW;
         }
     }
@@ -431,6 +455,108 @@ gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
     return gp_ok(ctx);
 }
 
+/* The GPUs a tensor-parallel plan may use: each one's free memory and
+ * overhead, read once, and their ranking by free memory (ties: lower
+ * index). */
+typedef struct gpu_pool {
+    size_t n;
+    uint64_t *avail, *over;
+    size_t *rank, *pick;      /* pick: room for the chosen ones */
+} gpu_pool;
+
+static gpuprobe_status pool_read(gpuprobe_context *ctx, job *j, gpu_pool *g)
+{
+    g->n = ctx->ndevices - 1;
+    g->avail = calloc(g->n, 2 * sizeof *g->avail);
+    g->rank = calloc(g->n, 2 * sizeof *g->rank);
+    if (!g->avail || !g->rank)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "gpuprobe_plan_gpus: out of memory for %zu devices", g->n);
+    g->over = g->avail + g->n;
+    g->pick = g->rank + g->n;
+    for (size_t i = 0; i < g->n; i++) {
+        gp_memory mem;
+        gpuprobe_status st = gp_memory_read(ctx, i + 1, 0, &mem);
+        if (st != GPUPROBE_OK)
+            return st;
+        g->avail[i] = mem.available;
+        device_overhead(j, &ctx->devices[i + 1], &mem);
+        g->over[i] = j->overhead;
+        size_t k = i; /* insertion sort: a handful of GPUs */
+        for (; k > 0 && g->avail[g->rank[k - 1]] < g->avail[i]; k--)
+            g->rank[k] = g->rank[k - 1];
+        g->rank[k] = i;
+    }
+    return GPUPROBE_OK;
+}
+
+/* The model split over t GPUs: one GPU's share in *share (0 when it cannot
+ * be split so, or overflows), and the t GPUs with the most free memory
+ * that have room for a share and their own overhead in g->pick, in index
+ * order; the count of those with room. */
+static size_t pool_fit(const gpuprobe_model *model, job *j, gpu_pool *g, uint64_t t,
+                       uint64_t *share)
+{
+    gpuprobe_plan p;
+    const char *what;
+    *share = 0;
+    if (gp_model_shape(NULL, model, t, &j->s) != GPUPROBE_OK)
+        return 0; /* the heads cannot be split over t GPUs */
+    j->overhead = 0;
+    if (job_eval(j, (uint64_t)j->o[GPUPROBE_PLAN_CONTEXT], (uint64_t)j->o[GPUPROBE_PLAN_BATCH],
+                 &p, &what) != GPUPROBE_OK)
+        return 0; /* overflow: a share this large fits nowhere */
+    *share = p.total_bytes;
+    size_t fit = 0;
+    for (size_t r = 0; r < g->n && fit < t; r++) {
+        int ovf = 0;
+        uint64_t need = gp_add(p.total_bytes, g->over[g->rank[r]], &ovf);
+        if (!ovf && need <= g->avail[g->rank[r]])
+            g->pick[fit++] = g->rank[r];
+    }
+    for (size_t a = 1; a < fit; a++) /* index order */
+        for (size_t b = a; b > 0 && g->pick[b - 1] > g->pick[b]; b--) {
+            size_t x = g->pick[b];
+            g->pick[b] = g->pick[b - 1];
+            g->pick[b - 1] = x;
+        }
+    return fit;
+}
+
+/* The fewest GPUs that hold the model, from one up. */
+static gpuprobe_status pool_plan(gpuprobe_context *ctx, const gpuprobe_model *model, job *j,
+                                 gpu_pool *g, size_t *count, size_t *devices,
+                                 size_t max_devices)
+{
+    uint64_t need_one = 0, need_all = 0;
+    size_t room_all = 0;
+    for (uint64_t t = 1; t <= g->n; t++) {
+        uint64_t share = 0;
+        size_t fit = pool_fit(model, j, g, t, &share);
+        if (share == 0)
+            continue;
+        if (t == 1)
+            need_one = share;
+        need_all = share;
+        room_all = fit;
+        if (fit < t)
+            continue;
+        *count = fit;
+        for (size_t i = 0; devices && i < fit && i < max_devices; i++)
+            devices[i] = g->pick[i] + 1;
+        return gp_ok(ctx);
+    }
+    return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
+                   "no number of the %zu CUDA devices holds the model: one "
+                   "GPU needs %llu bytes plus its overhead, and the most "
+                   "free is %llu bytes (%s); over %zu GPUs each needs %llu "
+                   "bytes plus overhead, and %zu have room",
+                   g->n, (unsigned long long)need_one,
+                   (unsigned long long)g->avail[g->rank[0]],
+                   ctx->devices[g->rank[0] + 1].spec, g->n,
+                   (unsigned long long)need_all, room_all);
+}
+
 gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
                                    const gpuprobe_model *model,
                                    const gpuprobe_plan_options *opts,
@@ -454,82 +580,12 @@ gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
                        "CUDA is not usable: %s (%s)",
                        gpuprobe_cuda_cause_string(ctx->cuda_cause),
                        ctx->cuda_detail);
-
-    /* Each GPU's free memory and overhead, read once; a ranking by free
-     * memory (ties: lower index), and room for the chosen ones. */
-    size_t ngpu = ctx->ndevices - 1;
-    uint64_t *avail = calloc(ngpu, 2 * sizeof *avail);
-    size_t *rank = calloc(ngpu, 2 * sizeof *rank);
-    if (!avail || !rank) {
-        free(avail);
-        free(rank);
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "gpuprobe_plan_gpus: out of memory for %zu devices", ngpu);
-    }
-    uint64_t *over = avail + ngpu;
-    size_t *pick = rank + ngpu;
-    for (size_t i = 0; i < ngpu && st == GPUPROBE_OK; i++) {
-        gp_memory mem;
-        st = gp_memory_read(ctx, i + 1, 0, &mem);
-        avail[i] = mem.available;
-        device_overhead(&j, &ctx->devices[i + 1], &mem);
-        over[i] = j.overhead;
-        size_t k = i; /* insertion sort: a handful of GPUs */
-        for (; k > 0 && avail[rank[k - 1]] < avail[i]; k--)
-            rank[k] = rank[k - 1];
-        rank[k] = i;
-    }
-
-    uint64_t need_one = 0, need_all = 0;
-    size_t room_all = 0;
-    for (uint64_t t = 1; st == GPUPROBE_OK && t <= ngpu; t++) {
-        gpuprobe_plan p;
-        const char *what;
-        if (gp_model_shape(NULL, model, t, &j.s) != GPUPROBE_OK)
-            continue; /* the heads cannot be split over t GPUs */
-        j.overhead = 0;
-        if (job_eval(&j, (uint64_t)j.o[GPUPROBE_PLAN_CONTEXT],
-                     (uint64_t)j.o[GPUPROBE_PLAN_BATCH], &p, &what) != GPUPROBE_OK)
-            continue; /* overflow: a share this large fits nowhere */
-        /* The t GPUs with the most free memory that have room for a share
-         * and their own overhead. */
-        size_t fit = 0;
-        for (size_t r = 0; r < ngpu && fit < t; r++) {
-            int ovf = 0;
-            uint64_t need = gp_add(p.total_bytes, over[rank[r]], &ovf);
-            if (!ovf && need <= avail[rank[r]])
-                pick[fit++] = rank[r];
-        }
-        if (t == 1)
-            need_one = p.total_bytes;
-        need_all = p.total_bytes;
-        room_all = fit;
-        if (fit < t)
-            continue;
-        for (size_t a = 1; a < fit; a++) /* index order */
-            for (size_t b = a; b > 0 && pick[b - 1] > pick[b]; b--) {
-                size_t x = pick[b];
-                pick[b] = pick[b - 1];
-                pick[b - 1] = x;
-            }
-        *count = fit;
-        for (size_t i = 0; devices && i < fit && i < max_devices; i++)
-            devices[i] = pick[i] + 1;
-        free(avail);
-        free(rank);
-        return gp_ok(ctx);
-    }
+    gpu_pool g;
+    memset(&g, 0, sizeof g);
+    st = pool_read(ctx, &j, &g);
     if (st == GPUPROBE_OK)
-        st = gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
-                     "no number of the %zu CUDA devices holds the model: one "
-                     "GPU needs %llu bytes plus its overhead, and the most "
-                     "free is %llu bytes (%s); over %zu GPUs each needs %llu "
-                     "bytes plus overhead, and %zu have room",
-                     ngpu, (unsigned long long)need_one,
-                     (unsigned long long)avail[rank[0]],
-                     ctx->devices[rank[0] + 1].spec, ngpu,
-                     (unsigned long long)need_all, room_all);
-    free(avail);
-    free(rank);
+        st = pool_plan(ctx, model, &j, &g, count, devices, max_devices);
+    free(g.avail);
+    free(g.rank);
     return st;
 }

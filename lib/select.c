@@ -343,131 +343,159 @@ static int is_fatal(gpuprobe_status st)
            st == GPUPROBE_ERR_INTERNAL;
 }
 
-/*
- * Check device idx against the requirements. need_free: read free memory
- * even without a memory requirement (to rank GPUs). Returns a status only
- * for fatal errors; a device that fails or cannot be queried gets ok = 0
- * and a why.
- */
-static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
-                                const gp_device *dev, const req_t *r,
-                                int need_free, cand *c)
-{
-    memset(c, 0, sizeof *c);
-    int cpu = dev->kind == GPUPROBE_DEVICE_CPU;
+/* Each check below leaves c->why empty when the device passes, or says
+ * why it fails; a status other than GPUPROBE_OK is fatal (is_fatal()). */
 
-    if (cpu && r->cc_major > 0) {
+/* Compute capability: the CPU has none. */
+static void check_cc(const gp_device *dev, const req_t *r, cand *c)
+{
+    int cpu = dev->kind == GPUPROBE_DEVICE_CPU;
+    if (cpu && r->cc_major > 0)
         gp_snprintf(c->why, sizeof c->why,
                     "not a CUDA device (compute capability %d.%d required)",
                     r->cc_major, r->cc_minor);
-        return GPUPROBE_OK;
-    }
-    if (!cpu && (dev->cc_major < r->cc_major ||
-                 (dev->cc_major == r->cc_major && dev->cc_minor < r->cc_minor))) {
+    else if (!cpu && (dev->cc_major < r->cc_major ||
+                      (dev->cc_major == r->cc_major && dev->cc_minor < r->cc_minor)))
         gp_snprintf(c->why, sizeof c->why,
                     "compute capability %d.%d < %d.%d required", dev->cc_major,
                     dev->cc_minor, r->cc_major, r->cc_minor);
-        return GPUPROBE_OK;
-    }
-    if (cpu && (r->max_util >= 0 || r->no_other)) {
-        gp_snprintf(c->why, sizeof c->why, "not a CUDA device (%s required)",
-                    r->max_util >= 0 ? "a GPU utilisation limit"
-                                     : "a GPU without other processes");
+}
+
+/* An integer attribute a requirement needs; 1 when read, 0 when the device
+ * fails for not saying (what names it in the message). */
+static gpuprobe_status need_attr(gpuprobe_context *ctx, size_t idx, gpuprobe_attr attr,
+                                 const char *what, int64_t *v, cand *c)
+{
+    gpuprobe_status qs = gpuprobe_device_get_int(ctx, idx, attr, v);
+    if (qs == GPUPROBE_OK || is_fatal(qs))
+        return qs;
+    gp_snprintf(c->why, sizeof c->why, "%s unknown (%s)", what, ctx->error);
+    return GPUPROBE_OK;
+}
+
+/* How busy the GPU is now: utilisation and other processes. */
+static gpuprobe_status check_busy(gpuprobe_context *ctx, size_t idx, const gp_device *dev,
+                                  const req_t *r, cand *c)
+{
+    if (dev->kind == GPUPROBE_DEVICE_CPU) {
+        if (r->max_util >= 0 || r->no_other)
+            gp_snprintf(c->why, sizeof c->why, "not a CUDA device (%s required)",
+                        r->max_util >= 0 ? "a GPU utilisation limit"
+                                         : "a GPU without other processes");
         return GPUPROBE_OK;
     }
     int64_t v = 0;
-    gpuprobe_status qs;
-    if (!cpu && r->max_util >= 0) {
-        qs = gpuprobe_device_get_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v);
-        if (qs != GPUPROBE_OK) {
-            if (is_fatal(qs))
-                return qs;
-            gp_snprintf(c->why, sizeof c->why, "utilisation unknown (%s)", ctx->error);
-            return GPUPROBE_OK;
-        }
+    gpuprobe_status st;
+    if (r->max_util >= 0) {
+        st = need_attr(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, "utilisation", &v, c);
+        if (st != GPUPROBE_OK || c->why[0])
+            return st;
         if (v > r->max_util) {
             gp_snprintf(c->why, sizeof c->why, "%lld%% busy > %d%% allowed",
                         (long long)v, r->max_util);
             return GPUPROBE_OK;
         }
     }
-    if (!cpu && r->no_other) {
-        qs = gpuprobe_device_get_int(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, &v);
-        if (qs != GPUPROBE_OK) {
-            if (is_fatal(qs))
-                return qs;
-            gp_snprintf(c->why, sizeof c->why, "processes unknown (%s)", ctx->error);
-            return GPUPROBE_OK;
-        }
+    if (r->no_other) {
+        st = need_attr(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, "processes", &v, c);
+        if (st != GPUPROBE_OK || c->why[0])
+            return st;
         /* NVML lists this process too when it holds a context there. */
         if (v > 0 && gp_context_held(ctx, dev) == 1)
             v--;
-        if (v > 0) {
+        if (v > 0)
             gp_snprintf(c->why, sizeof c->why, "%lld other process%s with a CUDA context",
                         (long long)v, v == 1 ? "" : "es");
-            return GPUPROBE_OK;
-        }
     }
-
-    char a[32], b[32], n[32], u[32];
-    if (need_free || r->min_free > 0) {
-        gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
-        gpuprobe_status st = gpuprobe_device_memory(ctx, idx, &info, 0);
-        if (st != GPUPROBE_OK) {
-            if (is_fatal(st))
-                return st;
-            gp_snprintf(c->why, sizeof c->why, "memory query failed: %s",
-                        ctx->error);
-            return GPUPROBE_OK;
-        }
-        c->have_free = 1;
-        c->free_bytes = info.available_bytes;
-        if (c->free_bytes < r->min_free) {
-            fmt_bytes(a, sizeof a, c->free_bytes);
-            fmt_bytes(b, sizeof b, r->min_free);
-            gp_snprintf(c->why, sizeof c->why, "%s %s < %s required", a,
-                        cpu ? "available" : "free", b);
-            return GPUPROBE_OK;
-        }
-    }
-
-    if (r->fit_params > 0) {
-        gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-        gpuprobe_status st = gpuprobe_device_capacity(
-            ctx, idx, r->fit_dtype, r->fit_workload, 0, &cap);
-        if (st == GPUPROBE_ERR_OVERFLOW) {
-            /* Holds more than GPUPROBE_MAX_PARAMS: fits anything asked. */
-        } else if (st != GPUPROBE_OK) {
-            if (is_fatal(st))
-                return st;
-            gp_snprintf(c->why, sizeof c->why, "capacity query failed: %s",
-                        ctx->error);
-            return GPUPROBE_OK;
-        } else if (cap.max_params < r->fit_params) {
-            fmt_count(n, sizeof n, r->fit_params);
-            fmt_bytes(a, sizeof a, r->fit_bytes);
-            fmt_bytes(u, sizeof u, cap.usable_bytes);
-            fmt_bytes(b, sizeof b, cap.reserve_bytes);
-            if (cpu || cap.reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
-                gp_snprintf(c->why, sizeof c->why,
-                            "%s %s parameters for %s need %s > %s %s",
-                            n, gpuprobe_dtype_name(r->fit_dtype),
-                            gpuprobe_workload_name(r->fit_workload), a, u,
-                            cpu ? "available" : "free (CUDA context held)");
-            else
-                gp_snprintf(c->why, sizeof c->why,
-                            "%s %s parameters for %s need %s > %s usable "
-                            "(after a %s %s CUDA context reserve)",
-                            n, gpuprobe_dtype_name(r->fit_dtype),
-                            gpuprobe_workload_name(r->fit_workload), a, u, b,
-                            cap.reserve_source == GPUPROBE_RESERVE_MEASURED
-                                ? "measured"
-                                : "default");
-            return GPUPROBE_OK;
-        }
-    }
-    c->ok = 1;
     return GPUPROBE_OK;
+}
+
+/* Free memory (GPU) or available RAM (CPU), read when a requirement or the
+ * ranking needs it. */
+static gpuprobe_status check_memory(gpuprobe_context *ctx, size_t idx, const gp_device *dev,
+                                    const req_t *r, int need_free, cand *c)
+{
+    if (!need_free && r->min_free == 0)
+        return GPUPROBE_OK;
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    gpuprobe_status st = gpuprobe_device_memory(ctx, idx, &info, 0);
+    if (st != GPUPROBE_OK) {
+        if (is_fatal(st))
+            return st;
+        gp_snprintf(c->why, sizeof c->why, "memory query failed: %s", ctx->error);
+        return GPUPROBE_OK;
+    }
+    c->have_free = 1;
+    c->free_bytes = info.available_bytes;
+    if (c->free_bytes < r->min_free) {
+        char a[32], b[32];
+        fmt_bytes(a, sizeof a, c->free_bytes);
+        fmt_bytes(b, sizeof b, r->min_free);
+        gp_snprintf(c->why, sizeof c->why, "%s %s < %s required", a,
+                    dev->kind == GPUPROBE_DEVICE_CPU ? "available" : "free", b);
+    }
+    return GPUPROBE_OK;
+}
+
+/* "fits N parameters", through gpuprobe_device_capacity(). */
+static gpuprobe_status check_fit(gpuprobe_context *ctx, size_t idx, const gp_device *dev,
+                                 const req_t *r, cand *c)
+{
+    if (r->fit_params == 0)
+        return GPUPROBE_OK;
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    gpuprobe_status st =
+        gpuprobe_device_capacity(ctx, idx, r->fit_dtype, r->fit_workload, 0, &cap);
+    if (st == GPUPROBE_ERR_OVERFLOW)
+        return GPUPROBE_OK; /* holds more than GPUPROBE_MAX_PARAMS: fits anything asked */
+    if (st != GPUPROBE_OK) {
+        if (is_fatal(st))
+            return st;
+        gp_snprintf(c->why, sizeof c->why, "capacity query failed: %s", ctx->error);
+        return GPUPROBE_OK;
+    }
+    if (cap.max_params >= r->fit_params)
+        return GPUPROBE_OK;
+    char n[32], a[32], u[32], b[32];
+    fmt_count(n, sizeof n, r->fit_params);
+    fmt_bytes(a, sizeof a, r->fit_bytes);
+    fmt_bytes(u, sizeof u, cap.usable_bytes);
+    fmt_bytes(b, sizeof b, cap.reserve_bytes);
+    const char *dt = gpuprobe_dtype_name(r->fit_dtype);
+    const char *wl = gpuprobe_workload_name(r->fit_workload);
+    int cpu = dev->kind == GPUPROBE_DEVICE_CPU;
+    if (cpu || cap.reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
+        gp_snprintf(c->why, sizeof c->why, "%s %s parameters for %s need %s > %s %s", n, dt,
+                    wl, a, u, cpu ? "available" : "free (CUDA context held)");
+    else
+        gp_snprintf(c->why, sizeof c->why,
+                    "%s %s parameters for %s need %s > %s usable "
+                    "(after a %s %s CUDA context reserve)",
+                    n, dt, wl, a, u, b,
+                    cap.reserve_source == GPUPROBE_RESERVE_MEASURED ? "measured" : "default");
+    return GPUPROBE_OK;
+}
+
+/*
+ * Check device idx against the requirements, in order: compute capability,
+ * utilisation, other processes, free memory, fit. need_free: read free
+ * memory even without a memory requirement (to rank GPUs). Returns a status
+ * only for fatal errors; a device that fails or cannot be queried gets
+ * ok = 0 and a why.
+ */
+static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
+                                const gp_device *dev, const req_t *r,
+                                int need_free, cand *c)
+{
+    memset(c, 0, sizeof *c);
+    check_cc(dev, r, c);
+    gpuprobe_status st = c->why[0] ? GPUPROBE_OK : check_busy(ctx, idx, dev, r, c);
+    if (st == GPUPROBE_OK && !c->why[0])
+        st = check_memory(ctx, idx, dev, r, need_free, c);
+    if (st == GPUPROBE_OK && !c->why[0])
+        st = check_fit(ctx, idx, dev, r, c);
+    c->ok = st == GPUPROBE_OK && !c->why[0];
+    return st;
 }
 
 /* A GPU's utilisation for breaking a tie: 0-100, or 101 when unknown (it
@@ -492,6 +520,280 @@ static gpuprobe_status chosen(gpuprobe_context *ctx, size_t idx,
     return gp_ok(ctx);
 }
 
+/* One selection: the requirements, the spec as resolved, what exists. */
+typedef struct selection {
+    gpuprobe_context *ctx;
+    req_t r;
+    int has_req;
+    gp_spec_kind kind;
+    int want;                    /* cuda:N's N */
+    char head[64];               /* "auto", "cuda:1 (from GPUPROBE_DEVICE)" */
+    size_t count, ncuda;
+    const gp_device *cpu_dev;
+    gpuprobe_cuda_cause cause;
+    int cuda_usable;
+    char why_cuda[DETAIL_SHOWN + 128];
+} selection;
+
+/* The effective spec (GPUPROBE_DEVICE replaces the program's unless
+ * flags say not to), parsed; how the reason starts. */
+static gpuprobe_status resolve_spec(selection *s, const char *spec, unsigned flags)
+{
+    gpuprobe_context *ctx = s->ctx;
+    const char *eff = spec;
+    int from_env = 0;
+    if (!(flags & GPUPROBE_SELECT_IGNORE_ENV) && ctx->env_device_set) {
+        from_env = 1;
+        eff = ctx->env_device;
+        if (ctx->env_device_too_long) {
+            char q[SPEC_QUOTE + 8];
+            gp_quote(q, sizeof q, ctx->env_device, SPEC_QUOTE);
+            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                           "GPUPROBE_DEVICE=\"%s\" is not a valid device spec: "
+                           "longer than %zu bytes; %s",
+                           q, sizeof ctx->env_device - 1, spec_expected);
+        }
+    }
+    gpuprobe_status st = gp_parse_spec(ctx, eff, &s->kind, &s->want);
+    if (st != GPUPROBE_OK) {
+        if (from_env) {
+            char msg[GP_ERR_LEN];
+            gp_strlcpy(msg, ctx->error, sizeof msg);
+            return gp_fail(ctx, st, "GPUPROBE_DEVICE: %s", msg);
+        }
+        return st;
+    }
+    static const char *const kind_text[] = {"auto", "cpu", "cuda"};
+    if (s->kind == GP_SPEC_CUDA_N)
+        gp_snprintf(s->head, sizeof s->head, "cuda:%d", s->want);
+    else
+        gp_snprintf(s->head, sizeof s->head, "%s", kind_text[s->kind]);
+    if (from_env)
+        gp_snprintf(s->head + strlen(s->head), sizeof s->head - strlen(s->head),
+                    " (from GPUPROBE_DEVICE)");
+    return GPUPROBE_OK;
+}
+
+/* What exists, and is CUDA usable (and if not, why, in words)? */
+static gpuprobe_status survey(selection *s)
+{
+    gpuprobe_context *ctx = s->ctx;
+    gpuprobe_status st = gpuprobe_device_count(ctx, &s->count);
+    if (st != GPUPROBE_OK)
+        return st;
+    const char *detail = NULL;
+    s->cause = GPUPROBE_CUDA_OTHER;
+    st = gpuprobe_cuda_status(ctx, &s->cause, &detail);
+    if (st != GPUPROBE_OK)
+        return st;
+    if (detail && detail[0])
+        gp_snprintf(s->why_cuda, sizeof s->why_cuda, "%s: %.*s",
+                    gpuprobe_cuda_cause_string(s->cause), DETAIL_SHOWN, detail);
+    else
+        gp_snprintf(s->why_cuda, sizeof s->why_cuda, "%s",
+                    gpuprobe_cuda_cause_string(s->cause));
+    for (size_t i = 0; i < s->count; i++) {
+        const gp_device *d = NULL;
+        st = gp_get_device(ctx, i, &d);
+        if (st != GPUPROBE_OK)
+            return st;
+        if (d->kind == GPUPROBE_DEVICE_CPU && !s->cpu_dev)
+            s->cpu_dev = d;
+        else if (d->kind == GPUPROBE_DEVICE_CUDA)
+            s->ncuda++;
+    }
+    if (!s->cpu_dev)
+        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
+                       "gpuprobe_select: the device list has no CPU");
+    s->cuda_usable = s->cause == GPUPROBE_CUDA_AVAILABLE && s->ncuda > 0;
+    if (!s->cuda_usable && s->cause == GPUPROBE_CUDA_AVAILABLE)
+        gp_snprintf(s->why_cuda, sizeof s->why_cuda, "%s",
+                    gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DEVICE));
+    return GPUPROBE_OK;
+}
+
+/* "cpu": the CPU, if it meets the requirements. */
+static gpuprobe_status pick_cpu(selection *s, size_t *device, const char **reason)
+{
+    cand c;
+    gpuprobe_status st = evaluate(s->ctx, 0, s->cpu_dev, &s->r, 0, &c);
+    if (st != GPUPROBE_OK)
+        return st;
+    if (!c.ok)
+        return gp_fail(s->ctx, GPUPROBE_ERR_NO_FIT, "cpu: %s", c.why);
+    gp_snprintf(s->ctx->reason, sizeof s->ctx->reason, "%s: requested", s->head);
+    return chosen(s->ctx, 0, device, reason);
+}
+
+/* "cuda:N": exactly that device, if it meets the requirements. */
+static gpuprobe_status pick_ordinal(selection *s, size_t *device, const char **reason)
+{
+    gpuprobe_context *ctx = s->ctx;
+    if ((size_t)s->want >= s->ncuda) {
+        if (s->ncuda == 1)
+            return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
+                           "%s was requested but only 1 CUDA device is "
+                           "visible (cuda:0)",
+                           s->head);
+        return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
+                       "%s was requested but only %zu CUDA devices are "
+                       "visible (cuda:0 to cuda:%zu)",
+                       s->head, s->ncuda, s->ncuda - 1);
+    }
+    for (size_t i = 0; i < s->count; i++) {
+        const gp_device *d = NULL;
+        gpuprobe_status st = gp_get_device(ctx, i, &d);
+        if (st != GPUPROBE_OK)
+            return st;
+        if (d->kind != GPUPROBE_DEVICE_CUDA || d->cuda_index != s->want)
+            continue;
+        cand c;
+        st = evaluate(ctx, i, d, &s->r, 0, &c);
+        if (st != GPUPROBE_OK)
+            return st;
+        char label[NAME_SHOWN + 48];
+        device_label(label, sizeof label, d);
+        if (!c.ok)
+            return gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s: %s", label, c.why);
+        gp_snprintf(ctx->reason, sizeof ctx->reason, "%s: requested; %s", s->head, label);
+        return chosen(ctx, i, device, reason);
+    }
+    return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
+                   "%s was requested but no enumerated device has CUDA "
+                   "ordinal %d",
+                   s->head, s->want);
+}
+
+/* The best CUDA device so far, and why the others were left out. */
+typedef struct ranking {
+    const gp_device *dev;        /* NULL: none meets the requirements */
+    size_t idx, nfit;
+    uint64_t free_bytes;
+    int util;                    /* read on a tie only; 101: unknown; -1: not read */
+    char tie[NAME_SHOWN + 128];  /* how a tie was broken */
+    char fails[GP_ERR_LEN];
+    sbuf fl;
+} ranking;
+
+/* Candidate i (which meets the requirements, with free memory f) against
+ * the best so far: more free memory wins; on a tie the less busy GPU. */
+static void rank(gpuprobe_context *ctx, ranking *k, size_t i, const gp_device *d, uint64_t f)
+{
+    k->nfit++;
+    int better = !k->dev || f > k->free_bytes;
+    if (!better && f == k->free_bytes) {
+        if (k->util < 0)
+            k->util = utilization(ctx, k->idx);
+        int u = utilization(ctx, i);
+        if (u < k->util) {
+            char other[NAME_SHOWN + 48], was[16] = "unknown";
+            device_label(other, sizeof other, k->dev);
+            if (k->util <= 100)
+                gp_snprintf(was, sizeof was, "%d%%", k->util);
+            gp_snprintf(k->tie, sizeof k->tie, "; as much free as %s, less busy (%d%%, not %s)",
+                        other, u, was);
+            better = 1;
+            k->util = u;
+        }
+    } else if (better) {
+        k->util = -1;
+        k->tie[0] = '\0';
+    }
+    if (better) {
+        k->idx = i;
+        k->free_bytes = f;
+        k->dev = d;
+    }
+}
+
+/* "auto" and "cuda": every CUDA device evaluated and ranked. */
+static gpuprobe_status rank_cuda(selection *s, ranking *k)
+{
+    memset(k, 0, sizeof *k);
+    k->util = -1;
+    sb_init(&k->fl, k->fails, sizeof k->fails);
+    if (!s->cuda_usable)
+        return GPUPROBE_OK;
+    for (size_t i = 0; i < s->count; i++) {
+        const gp_device *d = NULL;
+        gpuprobe_status st = gp_get_device(s->ctx, i, &d);
+        if (st != GPUPROBE_OK)
+            return st;
+        if (d->kind != GPUPROBE_DEVICE_CUDA)
+            continue;
+        cand c;
+        st = evaluate(s->ctx, i, d, &s->r, 1, &c);
+        if (st != GPUPROBE_OK)
+            return st;
+        if (c.ok) {
+            rank(s->ctx, k, i, d, c.free_bytes);
+        } else {
+            char label[NAME_SHOWN + 48];
+            device_label(label, sizeof label, d);
+            sb_add(&k->fl, "%s%s: %s", k->fl.len ? "; " : "", label, c.why);
+        }
+    }
+    return GPUPROBE_OK;
+}
+
+/* The reason for the best CUDA device. */
+static gpuprobe_status pick_best(selection *s, const ranking *k, size_t *device,
+                                 const char **reason)
+{
+    sbuf out;
+    char label[NAME_SHOWN + 48], fb[32];
+    sb_init(&out, s->ctx->reason, sizeof s->ctx->reason);
+    device_label(label, sizeof label, k->dev);
+    fmt_bytes(fb, sizeof fb, k->free_bytes);
+    if (k->nfit == 1 && s->ncuda == 1)
+        sb_add(&out, "%s: %s, %s free, the only CUDA device", s->head, label, fb);
+    else if (k->nfit == 1)
+        sb_add(&out, "%s: %s, %s free, the only CUDA device that %s", s->head, label, fb,
+               s->has_req ? "meets the requirements" : "could be used");
+    else
+        sb_add(&out, "%s: %s has the most free memory (%s) of %zu CUDA devices%s", s->head,
+               label, fb, k->nfit, s->has_req ? " that meet the requirements" : "");
+    if (k->tie[0])
+        sb_add(&out, "%s", k->tie);
+    if (k->fl.len)
+        sb_add(&out, "; skipped %s", k->fails);
+    return chosen(s->ctx, k->idx, device, reason);
+}
+
+/* "auto" with no CUDA device to use: the CPU, if it meets the
+ * requirements, and why no GPU. */
+static gpuprobe_status fall_back(selection *s, const ranking *k, size_t *device,
+                                 const char **reason)
+{
+    cand c;
+    gpuprobe_status st = evaluate(s->ctx, 0, s->cpu_dev, &s->r, 0, &c);
+    if (st != GPUPROBE_OK)
+        return st;
+    sbuf out;
+    if (!c.ok) {
+        char msg[GP_ERR_LEN];
+        sb_init(&out, msg, sizeof msg);
+        if (s->cuda_usable) {
+            sb_add_cut(&out, k->fails, 300);
+            sb_add(&out, "; ");
+        } else {
+            sb_add(&out, "CUDA not usable (%s); ", s->why_cuda);
+        }
+        sb_add(&out, "cpu: %s", c.why);
+        return gp_fail(s->ctx, GPUPROBE_ERR_NO_FIT, "%s", msg);
+    }
+    sb_init(&out, s->ctx->reason, sizeof s->ctx->reason);
+    if (s->cuda_usable) {
+        sb_add(&out, "%s: no CUDA device %s (", s->head,
+               s->has_req ? "meets the requirements" : "could be used");
+        sb_add_cut(&out, k->fails, 380);
+        sb_add(&out, "); using cpu");
+    } else {
+        sb_add(&out, "%s: CUDA not usable (%s); using cpu", s->head, s->why_cuda);
+    }
+    return chosen(s->ctx, 0, device, reason);
+}
+
 gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
                                 const gpuprobe_requirements *req,
                                 unsigned flags, size_t *device,
@@ -513,257 +815,39 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
                        "gpuprobe_select: spec is NULL (pass \"auto\" for the "
                        "default)");
 
-    req_t r;
-    gpuprobe_status st = read_requirements(ctx, req, &r);
+    selection s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.want = -1;
+    gpuprobe_status st = read_requirements(ctx, req, &s.r);
     if (st != GPUPROBE_OK)
         return st;
-    int has_req = r.min_free > 0 || r.cc_major > 0 || r.cc_minor > 0 ||
-                  r.fit_params > 0 || r.max_util >= 0 || r.no_other;
-
-    /* The effective spec: GPUPROBE_DEVICE replaces the program's. */
-    const char *eff = spec;
-    int from_env = 0;
-    if (!(flags & GPUPROBE_SELECT_IGNORE_ENV) && ctx->env_device_set) {
-        from_env = 1;
-        eff = ctx->env_device;
-        if (ctx->env_device_too_long) {
-            char q[SPEC_QUOTE + 8];
-            gp_quote(q, sizeof q, ctx->env_device, SPEC_QUOTE);
-            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                           "GPUPROBE_DEVICE=\"%s\" is not a valid device spec: "
-                           "longer than %zu bytes; %s",
-                           q, sizeof ctx->env_device - 1, spec_expected);
-        }
-    }
-    gp_spec_kind kind;
-    int want = -1;
-    st = gp_parse_spec(ctx, eff, &kind, &want);
-    if (st != GPUPROBE_OK) {
-        if (from_env) {
-            char msg[GP_ERR_LEN];
-            gp_strlcpy(msg, ctx->error, sizeof msg);
-            return gp_fail(ctx, st, "GPUPROBE_DEVICE: %s", msg);
-        }
-        return st;
-    }
-
-    /* "auto", "cuda:1 (from GPUPROBE_DEVICE)": how the reason starts. */
-    char head[64];
-    static const char *const kind_text[] = {"auto", "cpu", "cuda"};
-    if (kind == GP_SPEC_CUDA_N)
-        gp_snprintf(head, sizeof head, "cuda:%d", want);
-    else
-        gp_snprintf(head, sizeof head, "%s", kind_text[kind]);
-    if (from_env)
-        gp_snprintf(head + strlen(head), sizeof head - strlen(head),
-                    " (from GPUPROBE_DEVICE)");
-
-    /* What exists, and is CUDA usable? */
-    size_t count = 0;
-    st = gpuprobe_device_count(ctx, &count);
+    s.has_req = s.r.min_free > 0 || s.r.cc_major > 0 || s.r.cc_minor > 0 ||
+                s.r.fit_params > 0 || s.r.max_util >= 0 || s.r.no_other;
+    st = resolve_spec(&s, spec, flags);
+    if (st == GPUPROBE_OK)
+        st = survey(&s);
     if (st != GPUPROBE_OK)
         return st;
-    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
-    const char *detail = NULL;
-    st = gpuprobe_cuda_status(ctx, &cause, &detail);
+
+    if (s.kind == GP_SPEC_CPU)
+        return pick_cpu(&s, device, reason);
+    /* Explicit CUDA: no fallback. */
+    if (s.kind != GP_SPEC_AUTO && !s.cuda_usable)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE, "%s was requested (%s): %s",
+                       s.head, gpuprobe_cuda_cause_name(s.cause), s.why_cuda);
+    if (s.kind == GP_SPEC_CUDA_N)
+        return pick_ordinal(&s, device, reason);
+
+    /* auto / cuda: the CUDA device with the most free memory. */
+    ranking k;
+    st = rank_cuda(&s, &k);
     if (st != GPUPROBE_OK)
         return st;
-    char why_cuda[DETAIL_SHOWN + 128];
-    if (detail && detail[0])
-        gp_snprintf(why_cuda, sizeof why_cuda, "%s: %.*s",
-                    gpuprobe_cuda_cause_string(cause), DETAIL_SHOWN, detail);
-    else
-        gp_snprintf(why_cuda, sizeof why_cuda, "%s",
-                    gpuprobe_cuda_cause_string(cause));
-
-    const gp_device *cpu_dev = NULL;
-    size_t ncuda = 0;
-    for (size_t i = 0; i < count; i++) {
-        const gp_device *d = NULL;
-        st = gp_get_device(ctx, i, &d);
-        if (st != GPUPROBE_OK)
-            return st;
-        if (d->kind == GPUPROBE_DEVICE_CPU && !cpu_dev)
-            cpu_dev = d;
-        else if (d->kind == GPUPROBE_DEVICE_CUDA)
-            ncuda++;
-    }
-    if (!cpu_dev)
-        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
-                       "gpuprobe_select: the device list has no CPU");
-    int cuda_usable = cause == GPUPROBE_CUDA_AVAILABLE && ncuda > 0;
-    if (!cuda_usable && cause == GPUPROBE_CUDA_AVAILABLE)
-        gp_snprintf(why_cuda, sizeof why_cuda, "%s",
-                    gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DEVICE));
-
-    char label[NAME_SHOWN + 48];
-    char fb[32];
-    cand c;
-    sbuf out;
-
-    /* ---- cpu ---- */
-    if (kind == GP_SPEC_CPU) {
-        st = evaluate(ctx, 0, cpu_dev, &r, 0, &c);
-        if (st != GPUPROBE_OK)
-            return st;
-        if (!c.ok)
-            return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
-                           "cpu: %s", c.why);
-        gp_snprintf(ctx->reason, sizeof ctx->reason, "%s: requested", head);
-        return chosen(ctx, 0, device, reason);
-    }
-
-    /* ---- explicit CUDA: no fallback ---- */
-    if (kind != GP_SPEC_AUTO && !cuda_usable)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "%s was requested (%s): %s", head,
-                       gpuprobe_cuda_cause_name(cause), why_cuda);
-
-    if (kind == GP_SPEC_CUDA_N) {
-        if ((size_t)want >= ncuda) {
-            if (ncuda == 1)
-                return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
-                               "%s was requested but only 1 CUDA device is "
-                               "visible (cuda:0)",
-                               head);
-            return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
-                           "%s was requested but only %zu CUDA devices are "
-                           "visible (cuda:0 to cuda:%zu)",
-                           head, ncuda, ncuda - 1);
-        }
-        for (size_t i = 0; i < count; i++) {
-            const gp_device *d = NULL;
-            st = gp_get_device(ctx, i, &d);
-            if (st != GPUPROBE_OK)
-                return st;
-            if (d->kind != GPUPROBE_DEVICE_CUDA || d->cuda_index != want)
-                continue;
-            st = evaluate(ctx, i, d, &r, 0, &c);
-            if (st != GPUPROBE_OK)
-                return st;
-            device_label(label, sizeof label, d);
-            if (!c.ok)
-                return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
-                               "%s: %s",
-                               label, c.why);
-            gp_snprintf(ctx->reason, sizeof ctx->reason, "%s: requested; %s",
-                        head, label);
-            return chosen(ctx, i, device, reason);
-        }
-        return gp_fail(ctx, GPUPROBE_ERR_NOT_FOUND,
-                       "%s was requested but no enumerated device has CUDA "
-                       "ordinal %d",
-                       head, want);
-    }
-
-    /* ---- auto / cuda: the CUDA device with the most free memory ---- */
-    char fails[GP_ERR_LEN];
-    sbuf fl;
-    sb_init(&fl, fails, sizeof fails);
-    size_t best = 0, nfit = 0;
-    uint64_t best_free = 0;
-    const gp_device *best_dev = NULL;
-    int best_util = -1;     /* read on a tie only; 101: unknown */
-    char tie[NAME_SHOWN + 128] = "";
-    if (cuda_usable) {
-        for (size_t i = 0; i < count; i++) {
-            const gp_device *d = NULL;
-            st = gp_get_device(ctx, i, &d);
-            if (st != GPUPROBE_OK)
-                return st;
-            if (d->kind != GPUPROBE_DEVICE_CUDA)
-                continue;
-            st = evaluate(ctx, i, d, &r, 1, &c);
-            if (st != GPUPROBE_OK)
-                return st;
-            device_label(label, sizeof label, d);
-            if (!c.ok) {
-                sb_add(&fl, "%s%s: %s", fl.len ? "; " : "", label, c.why);
-                continue;
-            }
-            nfit++;
-            int better = !best_dev || c.free_bytes > best_free;
-            if (!better && c.free_bytes == best_free) {
-                /* A tie on free memory: the less busy GPU. */
-                if (best_util < 0)
-                    best_util = utilization(ctx, best);
-                int u = utilization(ctx, i);
-                if (u < best_util) {
-                    char other[NAME_SHOWN + 48], was[16] = "unknown";
-                    device_label(other, sizeof other, best_dev);
-                    if (best_util <= 100)
-                        gp_snprintf(was, sizeof was, "%d%%", best_util);
-                    gp_snprintf(tie, sizeof tie, "; as much free as %s, less busy (%d%%, not %s)",
-                                other, u, was);
-                    better = 1;
-                    best_util = u;
-                }
-            } else if (better) {
-                best_util = -1;
-                tie[0] = '\0';
-            }
-            if (better) {
-                best = i;
-                best_free = c.free_bytes;
-                best_dev = d;
-            }
-        }
-    }
-    if (best_dev) {
-        sb_init(&out, ctx->reason, sizeof ctx->reason);
-        device_label(label, sizeof label, best_dev);
-        fmt_bytes(fb, sizeof fb, best_free);
-        if (nfit == 1 && ncuda == 1)
-            sb_add(&out, "%s: %s, %s free, the only CUDA device", head, label,
-                   fb);
-        else if (nfit == 1)
-            sb_add(&out, "%s: %s, %s free, the only CUDA device that %s",
-                   head, label, fb,
-                   has_req ? "meets the requirements" : "could be used");
-        else
-            sb_add(&out,
-                   "%s: %s has the most free memory (%s) of %zu CUDA devices%s",
-                   head, label, fb, nfit,
-                   has_req ? " that meet the requirements" : "");
-        if (tie[0])
-            sb_add(&out, "%s", tie);
-        if (fl.len)
-            sb_add(&out, "; skipped %s", fails);
-        return chosen(ctx, best, device, reason);
-    }
-
-    if (kind == GP_SPEC_CUDA) {
-        char msg[GP_ERR_LEN];
-        sb_init(&out, msg, sizeof msg);
-        /* The status text says "no device meets the requirements". */
-        sb_add(&out, "%s%s", has_req ? "" : "no CUDA device could be used: ", fails);
-        return gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s", msg);
-    }
-
-    /* auto: fall back to the CPU. */
-    st = evaluate(ctx, 0, cpu_dev, &r, 0, &c);
-    if (st != GPUPROBE_OK)
-        return st;
-    if (!c.ok) {
-        char msg[GP_ERR_LEN];
-        sb_init(&out, msg, sizeof msg);
-        if (cuda_usable) {
-            sb_add_cut(&out, fails, 300);
-            sb_add(&out, "; ");
-        } else {
-            sb_add(&out, "CUDA not usable (%s); ", why_cuda);
-        }
-        sb_add(&out, "cpu: %s", c.why);
-        return gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s", msg);
-    }
-    sb_init(&out, ctx->reason, sizeof ctx->reason);
-    if (cuda_usable) {
-        sb_add(&out, "%s: no CUDA device %s (", head,
-               has_req ? "meets the requirements" : "could be used");
-        sb_add_cut(&out, fails, 380);
-        sb_add(&out, "); using cpu");
-    } else {
-        sb_add(&out, "%s: CUDA not usable (%s); using cpu", head, why_cuda);
-    }
-    return chosen(ctx, 0, device, reason);
+    if (k.dev)
+        return pick_best(&s, &k, device, reason);
+    if (s.kind == GP_SPEC_CUDA) /* the status text says "no device meets the requirements" */
+        return gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s%s",
+                       s.has_req ? "" : "no CUDA device could be used: ", k.fails);
+    return fall_back(&s, &k, device, reason);
 }
