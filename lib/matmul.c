@@ -445,7 +445,7 @@ static gpuprobe_status calibrate(gpuprobe_context *ctx, gp_mm_job *job,
             break;
         /* 1.25 times what this block's rate says, so that the next block
          * is long enough; grown at least 2 and at most 100 times. */
-        double want = s > 0 ? 1.25 * GP_MM_SAMPLE_S / (s / (double)reps) : 100.0 * reps;
+        double want = s > 0 ? ceil(1.25 * GP_MM_SAMPLE_S / (s / (double)reps)) : 100.0 * reps;
         size_t next = want > (double)GP_MM_MAX_BATCH ? GP_MM_MAX_BATCH : (size_t)want;
         if (next < 2 * reps)
             next = 2 * reps;

@@ -261,6 +261,48 @@ static void test_runs_and_budget(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The default timing of a call of microseconds: runs of a batch of calls
+ * (each run at least about 2 ms), as many runs as make 250 ms of timed
+ * calls or 100; the figures per call. BATCH set: exactly that. (The exact
+ * rule, where time is exact: scenario.matmul's autorange_on_a_gpu.) */
+static void test_autorange(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_options *o = NULL;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 8), GPUPROBE_OK);
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    int64_t batch = get_i(r, GPUPROBE_METRIC_BATCH), runs = get_i(r, GPUPROBE_METRIC_RUNS);
+    double mean = get_d(r, GPUPROBE_METRIC_MEAN_S), max = get_d(r, GPUPROBE_METRIC_MAX_S);
+    double timed = mean * (double)batch * (double)runs; /* the runs' blocks, added */
+    print_message("8x8x8: %lld runs of %lld calls, %.3g s a call, %.3f s timed\n",
+                  (long long)runs, (long long)batch, get_d(r, GPUPROBE_METRIC_MEDIAN_S), timed);
+    assert_true(batch >= 2);                 /* an 8^3 call is far below 2 ms */
+    assert_true(runs >= 5 && runs <= 100);
+    /* Stopped at MAX_RUNS or once 250 ms were timed, and not a run later. */
+    assert_true(runs == 100 || timed >= 0.25);
+    assert_true(timed - max * (double)batch < 0.25);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_VERIFIED), 1);
+    gpuprobe_matmul_result_destroy(r);
+
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 4), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 1);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 4);
+    gpuprobe_matmul_result_destroy(r);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 33), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 33);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 4);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
 /* ---- options ------------------------------------------------------------- */
 
 static void test_options(void **state)
@@ -1357,6 +1399,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_autorange),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_random_inputs),

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -295,6 +297,73 @@ static void refusals(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The timing protocol where time is exact: the simulation charges a gemm
+ * 5 us plus its FLOP at the board's rate (and nothing for an event), so a
+ * 16 x 8 x 4 fp32 call costs 5.00000 us and the automatic batch follows
+ * from the rule alone. Calibration from one call: 1 (5 us, short), then
+ * min(1.25 x 2 ms / 5 us, 100 x 1) = 100 (0.5 ms, short), then 500
+ * (2.5 ms): 500 calls a run. With BUDGET_MS 51 the runs stop at 21
+ * (52.5 ms timed). Every gemm is counted: 1 warm-up + 1 + 100 + 500 +
+ * 21 x 500 = 11102. An explicit batch of 7 with exactly 3 runs and no
+ * budget: 1 + 3 x 7 = 22 calls, no calibration. */
+static void autorange_on_a_gpu(void **state)
+{
+    (void)state;
+    fleet(h200);
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_options *o = NULL;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 16), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 8), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, 4), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 1000), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 51), GPUPROBE_OK);
+    simcuda_log_clear();
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 500);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 21);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 11102);
+    /* Per call, not per run; the events' float milliseconds round a little. */
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 5e-6) < 1e-9);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MIN_S) - 5e-6) < 1e-9);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MAX_S) - 5e-6) < 1e-9);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
+    gpuprobe_matmul_result_destroy(r);
+
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 7), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 3), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 3), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 7);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 3);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 22);
+    gpuprobe_matmul_result_destroy(r);
+
+    /* A call of 8 ms or more (the warm-up shows it): one call a run, no
+     * calibration: 1 + 5 calls. On a board of 0.1 GFLOP/s a 128^3 call
+     * (4.2 MFLOP) lasts 42 ms. */
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    fleet("[gpu]\npreset = H200\ntflops = 0.0001\n");
+    ctx = new_ctx();
+    o = mm_options(128, 128, 128, GPUPROBE_DTYPE_FP32);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 5), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 5), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_true(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) >= 0.008);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 1);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 6);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
 typedef struct worker {
     int index;
     char error[512];
@@ -371,6 +440,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(failure_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(sticky_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
