@@ -23,11 +23,22 @@
         return 1;
 #define GP_COUNT(...) +1
 
+/* A constant's name and text; n rows of a table, indexed by value. */
+typedef struct name_text {
+    const char *name, *text;
+} name_text;
+
+static const char *pick(const name_text *t, int known, int v, int want_text,
+                        const char *unknown)
+{
+    if (!known)
+        return unknown;
+    return want_text ? t[v].text : t[v].name;
+}
+
 /* ---- statuses ---- */
 
-static const struct {
-    const char *name, *text;
-} status_table[] = {
+static const name_text status_table[] = {
 #define GP_ROW(c, name, text) [c] = {name, text},
     GP_STATUS_MAP(GP_ROW)
 #undef GP_ROW
@@ -43,19 +54,17 @@ static int status_known(gpuprobe_status s)
 
 const char *gpuprobe_status_string(gpuprobe_status status)
 {
-    return status_known(status) ? status_table[status].text : "unknown status";
+    return pick(status_table, status_known(status), status, 1, "unknown status");
 }
 
 const char *gpuprobe_status_name(gpuprobe_status status)
 {
-    return status_known(status) ? status_table[status].name : "unknown";
+    return pick(status_table, status_known(status), status, 0, "unknown");
 }
 
 /* ---- CUDA causes ---- */
 
-static const struct {
-    const char *name, *text;
-} cause_table[] = {
+static const name_text cause_table[] = {
 #define GP_ROW(c, name, text) [c] = {name, text},
     GP_CUDA_CAUSE_MAP(GP_ROW)
 #undef GP_ROW
@@ -71,12 +80,12 @@ static int cause_known(gpuprobe_cuda_cause c)
 
 const char *gpuprobe_cuda_cause_string(gpuprobe_cuda_cause cause)
 {
-    return cause_known(cause) ? cause_table[cause].text : "unknown CUDA cause";
+    return pick(cause_table, cause_known(cause), cause, 1, "unknown CUDA cause");
 }
 
 const char *gpuprobe_cuda_cause_name(gpuprobe_cuda_cause cause)
 {
-    return cause_known(cause) ? cause_table[cause].name : "unknown";
+    return pick(cause_table, cause_known(cause), cause, 0, "unknown");
 }
 
 /* ---- dtypes ---- */
