@@ -95,7 +95,7 @@ typedef struct gp_cuda {
                                  void *, cudaDataType, int, cublasComputeType_t,
                                  cublasGemmAlgo_t);
     } blas;
-    /* Driver calls used by memory queries (lib/memory.c): the primary
+    /* Driver calls of cuda_device.c (context entry, the memory fallback): the primary
      * context is retained and pushed/popped, so the calling thread's current
      * device and context are left exactly as they were. */
     struct {

@@ -11,7 +11,7 @@
  * Precisions (all with fp32 accumulation, alpha/beta fp32):
  *   fp32  A, B, C CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH: no
  *         TF32 (since CUDA 11 the default math mode never uses it; the
- *         verification tolerance would catch it, see matmul.c);
+ *         verification tolerance would catch it, see numbers.c);
  *   tf32  A, B, C CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores);
  *   fp16  A, B CUDA_R_16F,  C CUDA_R_32F, CUBLAS_COMPUTE_32F;
  *   bf16  A, B CUDA_R_16BF, C CUDA_R_32F, CUBLAS_COMPUTE_32F.

@@ -3,6 +3,10 @@
  * Not installed. Nothing here is exported from the shared library; the unit
  * tests reach it by linking the static archive libgpuprobe_internal.a.
  *
+ * After the shared types, one section per floor of docs/architecture.md,
+ * from the ground up; a file calls only its own floor's functions and
+ * those of the floors above it in this header (test arch.layers).
+ *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #ifndef GPUPROBE_INTERNAL_H
@@ -85,6 +89,7 @@ typedef struct gp_fake_cuda {
 
 struct gp_cuda;        /* CUDA loader state, lib/cuda_loader.h */
 struct gp_nvml;        /* NVML, loaded at first use, lib/nvml.h */
+typedef struct gp_memory gp_memory; /* one device's memory (memory.c, below) */
 struct gp_cuda_blas;   /* cuBLAS state for matmul, lib/cuda_matmul.c */
 struct gp_openblas;    /* OpenBLAS, loaded at first use, lib/cpu_blas.h */
 
@@ -123,7 +128,7 @@ struct gpuprobe_context {
     struct gp_openblas *openblas; /* NULL until OpenBLAS is first needed (cpu_blas.h) */
 };
 
-/* ==== Ground floor: helpers (util.c, names.c; names.h) ==================== */
+/* ==== Floor 1: helpers (util.c, names.c; names.h; numbers.c and stats.c in matmul_internal.h) */
 
 /* Record an error message on ctx (printf-style) and return status. ctx may be NULL. */
 gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
@@ -147,19 +152,27 @@ const char *gp_getenv(const char *name);
 /* A CUDA version number as text: "12.4" from 12040; "unknown" for 0 or less. */
 void gp_cuda_version_string(int version, char *buf, size_t size);
 
-/* ---- devices.c ---- */
+/* ==== Floor 2: the dlopen seam and the host (dl.c, host.c) ============== */
 
-/* Enumerate (once) and cache. Returns OK or an error with the message set. */
-gpuprobe_status gp_enumerate(gpuprobe_context *ctx);
-/* Device by index after enumeration; NULL (and NOT_FOUND set) if out of range. */
-gpuprobe_status gp_get_device(gpuprobe_context *ctx, size_t index,
-                              const gp_device **dev);
-/* Fill the CPU device (name, cores, SIMD, BLAS). sysroot may be NULL. */
-gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot);
-/* Detect the SIMD level from a /proc/cpuinfo "flags" line's contents. */
-int gp_simd_from_flags(const char *flags);
+/* ---- dl.c ---- */
 
-/* ---- memory.c ---- */
+/* dlopen() for every library libgpuprobe opens (CUDA, NVML, cuBLAS,
+ * OpenBLAS): clears a stale dlerror() first, and goes through the test
+ * seam gp_test_dlopen when it is set. */
+void *gp_dlopen(const char *file, int mode);
+/* The last dlerror() text, quoted (gp_quote), into buf; a generic text
+ * when there is none (the test seam's failures). */
+void gp_dlerror(char *buf, size_t size);
+/* dlsym() into a function pointer (*slot of slot_size bytes, which must
+ * be a pointer's); 0 when found, -1 (slot untouched) when not. */
+int gp_dlsym(void *lib, const char *name, void *slot, size_t slot_size);
+
+/* Test seam: when set, replaces dlopen() in gp_dlopen() (fault injection:
+ * pretend a library is missing). Set by unit tests only, before any context
+ * loads a library. */
+extern void *(*gp_test_dlopen)(const char *file, int mode);
+
+/* ---- host.c: the host's files, parsers, memory and limits ---- */
 
 /* The largest /proc or /sys file read whole (cgroup lists, memory.stat). */
 #define GP_FILE_MAX ((size_t)1 << 20)
@@ -219,106 +232,7 @@ int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
  * (*out, freed by the caller); -1 with errno set on error, EFBIG when it
  * holds more than max bytes. */
 int gp_read_text(const char *sysroot, const char *path, size_t max, char **out);
-/* One device's memory. Every reader inside the library (the public memory
- * query, capacity, selection, plans) goes through gp_memory_read(), so
- * where the figures come from is decided in one place: NVML first, the
- * device's CUDA context only when NVML cannot answer. */
-typedef struct gp_memory {
-    uint64_t total;         /* CPU: RAM, or the cgroup limit when lower; CUDA: device memory */
-    uint64_t available;     /* CPU: MemAvailable capped by the cgroup's room; CUDA: free */
-    uint64_t physical;      /* CPU: MemTotal; CUDA: total */
-    uint64_t cgroup_limit;  /* CPU: tightest cgroup limit, UINT64_MAX if none; CUDA: UINT64_MAX */
-    uint64_t context_bytes; /* CUDA: measured cost of a CUDA context here; 0: unmeasured */
-    uint64_t used;          /* CUDA: NVML's used (else total - free); CPU: total - available */
-    uint64_t reserved;      /* CUDA: reserved by the driver (NVML v2); else 0 */
-    uint32_t flags;         /* GPUPROBE_MEMORY_* bits */
-    gpuprobe_memory_source source;
-    /* CUDA: this process holds a CUDA context on the device, so `available`
-     * already excludes its cost and a program in this process needs no
-     * other. Always 1 after a read through the context fallback. */
-    int context_held;
-} gp_memory;
-/* flags: 0 or GPUPROBE_DEVICE_MEMORY_NO_CONTEXT. */
-gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
-                               unsigned flags, gp_memory *out);
-/* Does this process hold the primary CUDA context of dev? Asked with
- * cuDevicePrimaryCtxGetState, which creates nothing (the test seam: its
- * mask). 1 yes, 0 no, -1 cannot tell. */
-int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
-/* The device memory a program's CUDA context costs on dev, counted once: 0
- * for the CPU (GPUPROBE_RESERVE_NONE) and where this process holds a
- * context there already (GPUPROBE_RESERVE_CONTEXT_HELD: the free figure
- * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
-uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
-                             gpuprobe_reserve_source *source);
-
-
-
-/* ---- checked arithmetic (model.c, plan.c) ---- */
-/* a * b and a + b with a sticky overflow flag: once *ovf is set, the
- * results are meaningless and the caller reports GPUPROBE_ERR_OVERFLOW. */
-static inline uint64_t gp_mul(uint64_t a, uint64_t b, int *ovf)
-{
-    uint64_t r;
-    if (__builtin_mul_overflow(a, b, &r))
-        *ovf = 1;
-    return r;
-}
-static inline uint64_t gp_add(uint64_t a, uint64_t b, int *ovf)
-{
-    uint64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        *ovf = 1;
-    return r;
-}
-
-/* ---- model.c ---- */
-/* A model as one GPU of a tensor-parallel group of tp holds it (tp = 1: the
- * whole model). */
-typedef struct gp_shape {
-    int arch;              /* 1: an architecture; 0: a parameter count only */
-    uint64_t params;       /* the whole model */
-    uint64_t active;       /* the whole model, per token (k experts of E) */
-    uint64_t linear;       /* this GPU: projection and expert matrices (quantisable) */
-    uint64_t other;        /* this GPU: embedding, head, norms, biases, router */
-    uint64_t layers, hidden;
-    uint64_t q_dim;        /* this GPU: attention heads x head dim */
-    uint64_t kv_dim;       /* this GPU: KV heads x head dim */
-    uint64_t inter;        /* this GPU: intermediate size */
-    uint64_t vocab;        /* this GPU: vocabulary */
-    uint64_t routed;       /* experts per token; 1 when dense */
-    uint64_t window;       /* sliding window; 0: none */
-} gp_shape;
-/* Validate the model and derive its shape on one GPU of tp (tp >= 1).
- * ctx may be NULL (no message). */
-gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
-                               uint64_t tp, gp_shape *out);
-
-/* ---- select.c ---- */
-/* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */
-typedef enum gp_spec_kind { GP_SPEC_AUTO = 0, GP_SPEC_CPU, GP_SPEC_CUDA, GP_SPEC_CUDA_N } gp_spec_kind;
-gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
-                              gp_spec_kind *kind, int *index);
-
-/* ---- dl.c: the dlopen seam ---- */
-
-/* dlopen() for every library libgpuprobe opens (CUDA, NVML, cuBLAS,
- * OpenBLAS): clears a stale dlerror() first, and goes through the test
- * seam gp_test_dlopen when it is set. */
-void *gp_dlopen(const char *file, int mode);
-/* The last dlerror() text, quoted (gp_quote), into buf; a generic text
- * when there is none (the test seam's failures). */
-void gp_dlerror(char *buf, size_t size);
-/* dlsym() into a function pointer (*slot of slot_size bytes, which must
- * be a pointer's); 0 when found, -1 (slot untouched) when not. */
-int gp_dlsym(void *lib, const char *name, void *slot, size_t slot_size);
-
-/* Test seam: when set, replaces dlopen() in gp_dlopen() (fault injection:
- * pretend a library is missing). Set by unit tests only, before any context
- * loads a library. */
-extern void *(*gp_test_dlopen)(const char *file, int mode);
-
-/* ==== CUDA, for the files that are not CUDA's (loader floor) ====
+/* ==== Floor 3: CUDA, for the files that are not CUDA's ====
  *
  * Implemented by cuda_loader.c and cuda_device.c with CUDA support, by
  * no_cuda.c without (every device query then finds no device, every
@@ -366,6 +280,105 @@ gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *d
  */
 gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev);
 gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);
+
+/* ==== Floor 4: devices and memory (devices.c, memory.c) ================= */
+
+/* ---- devices.c ---- */
+
+/* Enumerate (once) and cache. Returns OK or an error with the message set. */
+gpuprobe_status gp_enumerate(gpuprobe_context *ctx);
+/* Device by index after enumeration; NULL (and NOT_FOUND set) if out of range. */
+gpuprobe_status gp_get_device(gpuprobe_context *ctx, size_t index,
+                              const gp_device **dev);
+/* Fill the CPU device (name, cores, SIMD, BLAS). sysroot may be NULL. */
+gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot);
+/* Detect the SIMD level from a /proc/cpuinfo "flags" line's contents. */
+int gp_simd_from_flags(const char *flags);
+
+/* ---- memory.c ---- */
+
+/* One device's memory. Every reader inside the library (the public memory
+ * query, capacity, selection, plans) goes through gp_memory_read(), so
+ * where the figures come from is decided in one place: NVML first, the
+ * device's CUDA context only when NVML cannot answer. */
+struct gp_memory {
+    uint64_t total;         /* CPU: RAM, or the cgroup limit when lower; CUDA: device memory */
+    uint64_t available;     /* CPU: MemAvailable capped by the cgroup's room; CUDA: free */
+    uint64_t physical;      /* CPU: MemTotal; CUDA: total */
+    uint64_t cgroup_limit;  /* CPU: tightest cgroup limit, UINT64_MAX if none; CUDA: UINT64_MAX */
+    uint64_t context_bytes; /* CUDA: measured cost of a CUDA context here; 0: unmeasured */
+    uint64_t used;          /* CUDA: NVML's used (else total - free); CPU: total - available */
+    uint64_t reserved;      /* CUDA: reserved by the driver (NVML v2); else 0 */
+    uint32_t flags;         /* GPUPROBE_MEMORY_* bits */
+    gpuprobe_memory_source source;
+    /* CUDA: this process holds a CUDA context on the device, so `available`
+     * already excludes its cost and a program in this process needs no
+     * other. Always 1 after a read through the context fallback. */
+    int context_held;
+};
+/* flags: 0 or GPUPROBE_DEVICE_MEMORY_NO_CONTEXT. */
+gpuprobe_status gp_memory_read(gpuprobe_context *ctx, size_t device,
+                               unsigned flags, gp_memory *out);
+/* Does this process hold the primary CUDA context of dev? Asked with
+ * cuDevicePrimaryCtxGetState, which creates nothing (the test seam: its
+ * mask). 1 yes, 0 no, -1 cannot tell. */
+int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
+/* The device memory a program's CUDA context costs on dev, counted once: 0
+ * for the CPU (GPUPROBE_RESERVE_NONE) and where this process holds a
+ * context there already (GPUPROBE_RESERVE_CONTEXT_HELD: the free figure
+ * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
+uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
+                             gpuprobe_reserve_source *source);
+
+
+
+/* ==== Floor 6: models, plans, selection =================================== */
+
+/* ---- checked arithmetic (model.c, plan.c) ---- */
+/* a * b and a + b with a sticky overflow flag: once *ovf is set, the
+ * results are meaningless and the caller reports GPUPROBE_ERR_OVERFLOW. */
+static inline uint64_t gp_mul(uint64_t a, uint64_t b, int *ovf)
+{
+    uint64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        *ovf = 1;
+    return r;
+}
+static inline uint64_t gp_add(uint64_t a, uint64_t b, int *ovf)
+{
+    uint64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        *ovf = 1;
+    return r;
+}
+
+/* ---- model.c ---- */
+/* A model as one GPU of a tensor-parallel group of tp holds it (tp = 1: the
+ * whole model). */
+typedef struct gp_shape {
+    int arch;              /* 1: an architecture; 0: a parameter count only */
+    uint64_t params;       /* the whole model */
+    uint64_t active;       /* the whole model, per token (k experts of E) */
+    uint64_t linear;       /* this GPU: projection and expert matrices (quantisable) */
+    uint64_t other;        /* this GPU: embedding, head, norms, biases, router */
+    uint64_t layers, hidden;
+    uint64_t q_dim;        /* this GPU: attention heads x head dim */
+    uint64_t kv_dim;       /* this GPU: KV heads x head dim */
+    uint64_t inter;        /* this GPU: intermediate size */
+    uint64_t vocab;        /* this GPU: vocabulary */
+    uint64_t routed;       /* experts per token; 1 when dense */
+    uint64_t window;       /* sliding window; 0: none */
+} gp_shape;
+/* Validate the model and derive its shape on one GPU of tp (tp >= 1).
+ * ctx may be NULL (no message). */
+gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
+                               uint64_t tp, gp_shape *out);
+
+/* ---- select.c ---- */
+/* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */
+typedef enum gp_spec_kind { GP_SPEC_AUTO = 0, GP_SPEC_CPU, GP_SPEC_CUDA, GP_SPEC_CUDA_N } gp_spec_kind;
+gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
+                              gp_spec_kind *kind, int *index);
 
 /* ==== Release functions: gpuprobe_context_destroy() (context.c, the top
  * floor) calls each, downward, and nothing else does. NULL is accepted. ==== */

@@ -65,7 +65,7 @@ void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
 /* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype, depth k
  * and spread R (the largest sqrt(sum_j S_j^2) / sum_j |a_ij b_jk| over the
  * sampled entries, S_j the partial sums; used by fp32 and fp64 only). See
- * the derivation in matmul.c. */
+ * the derivation in numbers.c. */
 double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k, double spread);
 
 /* Theoretical peaks, FLOP per clock: per core (CPU, by gpuprobe_simd) and

@@ -285,8 +285,8 @@ void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
  *    u: fp64 2 * 2^-53 (the device and the reference each round); fp32
  *    2^-24.
  *
- * DESIGN.md quotes "bf16 ~2^-8": that is the error against the *unrounded*
- * inputs; here the reference uses the rounded inputs, which isolates the
+ * The common rule of thumb "bf16 ~2^-8" is the error against the
+ * *unrounded* inputs; here the reference uses the rounded inputs, which isolates the
  * computation. At k = 5000 a 2^-8-based bound (0.3) would let a
  * transposition bug pass.
  *
