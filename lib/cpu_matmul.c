@@ -109,12 +109,7 @@ static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
     }
     const int dp = job->dtype == GPUPROBE_DTYPE_FP64;
     const gp_elem e = dp ? GP_ELEM_F64 : GP_ELEM_F32;
-    const size_t es = gp_elem_size(e);
-    size_t ba, bb, bc;
-    if (gp_mm_bytes(job->m, job->k, es, &ba) || gp_mm_bytes(job->k, job->n, es, &bb) ||
-        gp_mm_bytes(job->m, job->n, es, &bc))
-        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
-
+    const size_t ba = job->a_bytes, bb = job->b_bytes, bc = job->c_bytes;
     cpu_run *r = calloc(1, sizeof *r);
     if (!r)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");

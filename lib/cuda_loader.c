@@ -74,84 +74,94 @@ static void *open_runtime(gpuprobe_context *ctx, int major, char *name,
     return h;
 }
 
-static const char *const rt_required[] = {
-    "cudaRuntimeGetVersion", "cudaDriverGetVersion", "cudaGetDeviceCount",
-    "cudaGetErrorName", "cudaGetErrorString", "cudaGetLastError",
-    "cudaDeviceGetAttribute", "cudaDeviceGetPCIBusId",
-    "cudaMemGetInfo", "cudaMalloc", "cudaFree",
-    "cudaMallocHost", "cudaFreeHost", "cudaMemcpyAsync", "cudaMemsetAsync",
-    "cudaStreamCreateWithFlags", "cudaStreamDestroy", "cudaStreamSynchronize",
-    "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
-    "cudaEventElapsedTime", "cudaEventDestroy",
+/* A function to look up: where it goes in gp_cuda, the symbol the CUDA
+ * headers map its name to, and an older symbol of the same signature to
+ * fall back on (or NULL). */
+typedef struct sym_slot {
+    size_t off;
+    const char *symbol, *older;
+} sym_slot;
+
+#define SLOT(field, symbol) {offsetof(gp_cuda, field), symbol, NULL}
+
+static const sym_slot runtime_syms[] = {
+    SLOT(rt.RuntimeGetVersion, "cudaRuntimeGetVersion"),
+    SLOT(rt.DriverGetVersion, "cudaDriverGetVersion"),
+    SLOT(rt.GetDeviceCount, "cudaGetDeviceCount"),
+    SLOT(rt.GetErrorName, "cudaGetErrorName"),
+    SLOT(rt.GetErrorString, "cudaGetErrorString"),
+    SLOT(rt.GetLastError, "cudaGetLastError"),
+    SLOT(rt.DeviceGetAttribute, "cudaDeviceGetAttribute"),
+    SLOT(rt.DeviceGetPCIBusId, "cudaDeviceGetPCIBusId"),
+    SLOT(rt.MemGetInfo, "cudaMemGetInfo"),
+    SLOT(rt.Malloc, "cudaMalloc"),
+    SLOT(rt.Free, "cudaFree"),
+    SLOT(rt.MallocHost, "cudaMallocHost"),
+    SLOT(rt.FreeHost, "cudaFreeHost"),
+    SLOT(rt.MemcpyAsync, "cudaMemcpyAsync"),
+    SLOT(rt.MemsetAsync, "cudaMemsetAsync"),
+    SLOT(rt.StreamCreateWithFlags, "cudaStreamCreateWithFlags"),
+    SLOT(rt.StreamDestroy, "cudaStreamDestroy"),
+    SLOT(rt.StreamSynchronize, "cudaStreamSynchronize"),
+    SLOT(rt.EventCreate, "cudaEventCreate"),
+    SLOT(rt.EventRecord, "cudaEventRecord"),
+    SLOT(rt.EventSynchronize, "cudaEventSynchronize"),
+    SLOT(rt.EventElapsedTime, "cudaEventElapsedTime"),
+    SLOT(rt.EventDestroy, "cudaEventDestroy"),
 };
 
-/* Resolve the runtime's functions; returns the name of a missing one. */
-static const char *bind_runtime(gp_cuda *c)
+static const sym_slot driver_syms[] = {
+    SLOT(drv.Init, "cuInit"),
+    SLOT(drv.DriverGetVersion, "cuDriverGetVersion"),
+    SLOT(drv.DeviceGetCount, "cuDeviceGetCount"),
+    SLOT(drv.DeviceGet, "cuDeviceGet"),
+    SLOT(drv.DeviceGetName, "cuDeviceGetName"),
+    /* cuda.h: #define cuDeviceGetUuid cuDeviceGetUuid_v2 (older drivers
+     * only have the unversioned one, with the same signature). */
+    {offsetof(gp_cuda, drv.DeviceGetUuid), "cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
+    /* cuda.h: #define cuDeviceTotalMem cuDeviceTotalMem_v2 */
+    SLOT(drv.DeviceTotalMem, "cuDeviceTotalMem_v2"),
+    SLOT(drv.DeviceGetAttribute, "cuDeviceGetAttribute"),
+    SLOT(drv.DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState"),
+    SLOT(drv.GetErrorName, "cuGetErrorName"),
+    /* Context entry and the memory fallback; all exist since CUDA 7
+     * (cuda.h maps the unversioned names to the _v2 symbols). */
+    SLOT(drvctx.PrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+    SLOT(drvctx.PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
+    SLOT(drvctx.CtxPushCurrent, "cuCtxPushCurrent_v2"),
+    SLOT(drvctx.CtxPopCurrent, "cuCtxPopCurrent_v2"),
+    SLOT(drvctx.MemGetInfo, "cuMemGetInfo_v2"),
+};
+
+static const sym_slot cublas_syms[] = {
+    SLOT(blas.Create, "cublasCreate_v2"),
+    SLOT(blas.Destroy, "cublasDestroy_v2"),
+    SLOT(blas.SetStream, "cublasSetStream_v2"),
+    SLOT(blas.SetMathMode, "cublasSetMathMode"),
+    SLOT(blas.GetVersion, "cublasGetVersion_v2"),
+    SLOT(blas.GemmEx, "cublasGemmEx"),
+};
+
+#undef SLOT
+
+/* Look up every function of the table in lib into c; the symbol of the
+ * first one missing (its older name missing too), or NULL when all are
+ * there. */
+static const char *bind(gp_cuda *c, void *lib, const sym_slot *t, size_t n)
 {
-    void *l = c->rt_lib;
-    /* In the order of rt_required[]. */
-    int miss[sizeof rt_required / sizeof rt_required[0]];
-    size_t i = 0;
-    miss[i++] = SYM(l, "cudaRuntimeGetVersion", c->rt.RuntimeGetVersion);
-    miss[i++] = SYM(l, "cudaDriverGetVersion", c->rt.DriverGetVersion);
-    miss[i++] = SYM(l, "cudaGetDeviceCount", c->rt.GetDeviceCount);
-    miss[i++] = SYM(l, "cudaGetErrorName", c->rt.GetErrorName);
-    miss[i++] = SYM(l, "cudaGetErrorString", c->rt.GetErrorString);
-    miss[i++] = SYM(l, "cudaGetLastError", c->rt.GetLastError);
-    miss[i++] = SYM(l, "cudaDeviceGetAttribute", c->rt.DeviceGetAttribute);
-    miss[i++] = SYM(l, "cudaDeviceGetPCIBusId", c->rt.DeviceGetPCIBusId);
-    miss[i++] = SYM(l, "cudaMemGetInfo", c->rt.MemGetInfo);
-    miss[i++] = SYM(l, "cudaMalloc", c->rt.Malloc);
-    miss[i++] = SYM(l, "cudaFree", c->rt.Free);
-    miss[i++] = SYM(l, "cudaMallocHost", c->rt.MallocHost);
-    miss[i++] = SYM(l, "cudaFreeHost", c->rt.FreeHost);
-    miss[i++] = SYM(l, "cudaMemcpyAsync", c->rt.MemcpyAsync);
-    miss[i++] = SYM(l, "cudaMemsetAsync", c->rt.MemsetAsync);
-    miss[i++] = SYM(l, "cudaStreamCreateWithFlags", c->rt.StreamCreateWithFlags);
-    miss[i++] = SYM(l, "cudaStreamDestroy", c->rt.StreamDestroy);
-    miss[i++] = SYM(l, "cudaStreamSynchronize", c->rt.StreamSynchronize);
-    miss[i++] = SYM(l, "cudaEventCreate", c->rt.EventCreate);
-    miss[i++] = SYM(l, "cudaEventRecord", c->rt.EventRecord);
-    miss[i++] = SYM(l, "cudaEventSynchronize", c->rt.EventSynchronize);
-    miss[i++] = SYM(l, "cudaEventElapsedTime", c->rt.EventElapsedTime);
-    miss[i++] = SYM(l, "cudaEventDestroy", c->rt.EventDestroy);
-    for (size_t j = 0; j < i; j++)
-        if (miss[j])
-            return rt_required[j];
+    for (size_t i = 0; i < n; i++) {
+        void *slot = (char *)c + t[i].off;
+        if (gp_dlsym(lib, t[i].symbol, slot, sizeof(void (*)(void))) != 0 &&
+            (!t[i].older || gp_dlsym(lib, t[i].older, slot, sizeof(void (*)(void))) != 0))
+            return t[i].symbol;
+    }
     return NULL;
 }
 
-/* Resolve the driver's functions; returns the name of a missing one. */
-static const char *bind_driver(gp_cuda *c)
-{
-    void *l = c->drv_lib;
-    if (SYM(l, "cuInit", c->drv.Init)) return "cuInit";
-    if (SYM(l, "cuDriverGetVersion", c->drv.DriverGetVersion)) return "cuDriverGetVersion";
-    if (SYM(l, "cuDeviceGetCount", c->drv.DeviceGetCount)) return "cuDeviceGetCount";
-    if (SYM(l, "cuDeviceGet", c->drv.DeviceGet)) return "cuDeviceGet";
-    if (SYM(l, "cuDeviceGetName", c->drv.DeviceGetName)) return "cuDeviceGetName";
-    /* cuda.h: #define cuDeviceGetUuid cuDeviceGetUuid_v2 (older drivers only
-     * have the unversioned one, with the same signature). */
-    if (SYM(l, "cuDeviceGetUuid_v2", c->drv.DeviceGetUuid) &&
-        SYM(l, "cuDeviceGetUuid", c->drv.DeviceGetUuid))
-        return "cuDeviceGetUuid_v2";
-    /* cuda.h: #define cuDeviceTotalMem cuDeviceTotalMem_v2 */
-    if (SYM(l, "cuDeviceTotalMem_v2", c->drv.DeviceTotalMem)) return "cuDeviceTotalMem_v2";
-    if (SYM(l, "cuDeviceGetAttribute", c->drv.DeviceGetAttribute)) return "cuDeviceGetAttribute";
-    if (SYM(l, "cuDevicePrimaryCtxGetState", c->drv.DevicePrimaryCtxGetState))
-        return "cuDevicePrimaryCtxGetState";
-    if (SYM(l, "cuGetErrorName", c->drv.GetErrorName)) return "cuGetErrorName";
-    /* For memory queries; all exist since CUDA 7 (cuda.h maps the
-     * unversioned names to the _v2 symbols). */
-    if (SYM(l, "cuDevicePrimaryCtxRetain", c->drvctx.PrimaryCtxRetain))
-        return "cuDevicePrimaryCtxRetain";
-    if (SYM(l, "cuDevicePrimaryCtxRelease_v2", c->drvctx.PrimaryCtxRelease))
-        return "cuDevicePrimaryCtxRelease_v2";
-    if (SYM(l, "cuCtxPushCurrent_v2", c->drvctx.CtxPushCurrent)) return "cuCtxPushCurrent_v2";
-    if (SYM(l, "cuCtxPopCurrent_v2", c->drvctx.CtxPopCurrent)) return "cuCtxPopCurrent_v2";
-    if (SYM(l, "cuMemGetInfo_v2", c->drvctx.MemGetInfo)) return "cuMemGetInfo_v2";
-    return NULL;
-}
+#define BIND(c, lib, table) bind((c), (lib), (table), sizeof(table) / sizeof((table)[0]))
+
+static const char *bind_runtime(gp_cuda *c) { return BIND(c, c->rt_lib, runtime_syms); }
+static const char *bind_driver(gp_cuda *c) { return BIND(c, c->drv_lib, driver_syms); }
 
 /* ---- error names --------------------------------------------------------- */
 
@@ -681,13 +691,7 @@ gpuprobe_status gp_cuda_load_cublas(gpuprobe_context *ctx)
                        "cannot load cuBLAS %s (matching the CUDA %d runtime): %s",
                        name, c->rt_major, err);
     }
-    const char *missing = NULL;
-    if (SYM(h, "cublasCreate_v2", c->blas.Create)) missing = "cublasCreate_v2";
-    else if (SYM(h, "cublasDestroy_v2", c->blas.Destroy)) missing = "cublasDestroy_v2";
-    else if (SYM(h, "cublasSetStream_v2", c->blas.SetStream)) missing = "cublasSetStream_v2";
-    else if (SYM(h, "cublasSetMathMode", c->blas.SetMathMode)) missing = "cublasSetMathMode";
-    else if (SYM(h, "cublasGetVersion_v2", c->blas.GetVersion)) missing = "cublasGetVersion_v2";
-    else if (SYM(h, "cublasGemmEx", c->blas.GemmEx)) missing = "cublasGemmEx";
+    const char *missing = BIND(c, h, cublas_syms);
     if (missing) {
         dlclose(h);
         memset(&c->blas, 0, sizeof c->blas);

@@ -349,7 +349,7 @@ static gpuprobe_status allocate(gpuprobe_context *ctx, const gp_mm_job *job, cud
     bufs *b = &r->b;
     size_t free_b = 0, total_b = 0, abc = r->ba + r->bb + r->bc;
     CK_RT("cudaMemGetInfo", cu->rt.MemGetInfo(&free_b, &total_b));
-    if (abc + GP_DEVICE_HEADROOM > free_b)
+    if (abc > free_b || free_b - abc < GP_DEVICE_HEADROOM)
         return gp_fail(ctx, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY,
                        "matmul %dx%dx%d %s needs %zu bytes (%.1f MiB) of device "
                        "memory for A, B and C plus %zu MiB for cuBLAS, but %s "
@@ -419,12 +419,9 @@ static gpuprobe_status cuda_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm
     r->g.k = (int)job->k;
     gp_elem ein = GP_ELEM_F32;
     st = gemm_types(ctx, job->dtype, &r->g, &ein);
-    size_t es = gp_elem_size(ein);
-    if (st == GPUPROBE_OK &&
-        (gp_mm_bytes(job->m, job->k, es, &r->ba) || gp_mm_bytes(job->k, job->n, es, &r->bb) ||
-         gp_mm_bytes(job->m, job->n, 4, &r->bc) || r->ba > SIZE_MAX - r->bb ||
-         r->ba + r->bb > SIZE_MAX - r->bc - GP_DEVICE_HEADROOM))
-        st = gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "matmul buffers overflow size_t");
+    r->ba = job->a_bytes;
+    r->bb = job->b_bytes;
+    r->bc = job->c_bytes; /* fp32 */
     if (st != GPUPROBE_OK) {
         free(r);
         return st;

@@ -276,7 +276,9 @@ gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *d
  * "restored" to). The primary context is retained once per gpuprobe context
  * and released by gp_cuda_unload(). The retain that creates the context
  * measures its cost through NVML into dev's context_bytes. Errors name the
- * driver call.
+ * driver call. Called, like gp_cuda_context_memory(), only where CUDA is
+ * usable (ctx->cuda_cause GPUPROBE_CUDA_AVAILABLE: the driver is loaded
+ * with every function bound).
  */
 gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev);
 gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);

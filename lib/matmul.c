@@ -323,10 +323,9 @@ static gp_elem input_elem(gpuprobe_dtype d)
     }
 }
 
-/* Host bytes of A, B and C (C is fp32 for every GPU dtype, fp64 for fp64)
- * and the element counts. */
-static gpuprobe_status host_bytes(gpuprobe_context *ctx, const gp_mm_job *job,
-                                  size_t *total)
+/* The bytes of A, B and C (C is fp32 for every GPU dtype, fp64 for
+ * fp64) into the job, once they are known to fit, with their sum. */
+static gpuprobe_status buffer_bytes(gpuprobe_context *ctx, gp_mm_job *job)
 {
     size_t ein = gp_elem_size(input_elem(job->dtype));
     size_t eout = job->dtype == GPUPROBE_DTYPE_FP64 ? 8 : 4;
@@ -339,7 +338,9 @@ static gpuprobe_status host_bytes(gpuprobe_context *ctx, const gp_mm_job *job,
                        "fit in size_t",
                        (long long)job->m, (long long)job->n, (long long)job->k,
                        gpuprobe_dtype_name(job->dtype));
-    *total = ba + bb + bc;
+    job->a_bytes = ba;
+    job->b_bytes = bb;
+    job->c_bytes = bc;
     return GPUPROBE_OK;
 }
 
@@ -349,12 +350,9 @@ static gpuprobe_status host_bytes(gpuprobe_context *ctx, const gp_mm_job *job,
 static gpuprobe_status check_host(gpuprobe_context *ctx, const gp_mm_job *job,
                                   const gp_mm_needs *needs)
 {
-    size_t abc = 0;
-    gpuprobe_status st = host_bytes(ctx, job, &abc);
-    if (st != GPUPROBE_OK)
-        return st;
+    size_t abc = job->a_bytes + job->b_bytes + job->c_bytes;
     gp_host_memory hm;
-    st = gp_host_memory_read(ctx, ctx->sysroot, &hm);
+    gpuprobe_status st = gp_host_memory_read(ctx, ctx->sysroot, &hm);
     if (st == GPUPROBE_ERR_OUT_OF_MEMORY)
         return st;
     if (st != GPUPROBE_OK) {
@@ -526,10 +524,9 @@ static gpuprobe_status protocol(gpuprobe_context *ctx, gp_mm_job *job,
  * protocol, release on every path. */
 static gpuprobe_status run_on(gpuprobe_context *ctx, gp_mm_job *job, const gp_mm_backend *be)
 {
-    size_t abc = 0;
     gp_mm_needs needs;
     memset(&needs, 0, sizeof needs);
-    gpuprobe_status st = host_bytes(ctx, job, &abc); /* overflow: before any loading */
+    gpuprobe_status st = buffer_bytes(ctx, job); /* overflow: before any loading */
     if (st == GPUPROBE_OK && be->needs)
         st = be->needs(ctx, job, &needs);
     if (st == GPUPROBE_OK)

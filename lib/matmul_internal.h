@@ -85,6 +85,10 @@ typedef struct gp_mm_job {
     int transfers, verify;
     uint64_t seed;
     int64_t cpu_threads, verify_samples;
+    /* in: A, B (the input element type) and C (fp64 for fp64, else fp32),
+     * in bytes: computed once by the protocol, which has checked that
+     * they and their sum fit in size_t; backends allocate these. */
+    size_t a_bytes, b_bytes, c_bytes;
 
     /* out: the protocol's (matmul.c) */
     double *times;            /* per-call seconds of each sample; capacity max_runs */

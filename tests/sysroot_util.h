@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 /* mkdir -p PATH (errors surface when put() opens the file). */
-static void sr_mkdirs(const char *path)
+static inline void sr_mkdirs(const char *path)
 {
     char p[GP_PATH_LEN];
     snprintf(p, sizeof p, "%s", path);
@@ -29,7 +29,7 @@ static void sr_mkdirs(const char *path)
 }
 
 /* Write TEXT to ROOT/REL, creating the directories on the way. */
-static void sr_put(const char *root, const char *rel, const char *text)
+static inline void sr_put(const char *root, const char *rel, const char *text)
 {
     char p[GP_PATH_LEN];
     snprintf(p, sizeof p, "%s/%s", root, rel);
@@ -44,7 +44,7 @@ static void sr_put(const char *root, const char *rel, const char *text)
 }
 
 /* rm -rf ROOT (a mkdtemp() directory of the test). */
-static void sr_rm_tree(const char *root)
+static inline void sr_rm_tree(const char *root)
 {
     char cmd[GP_PATH_LEN + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

@@ -303,6 +303,26 @@ static void test_empty_libdir(void **state)
     rmdir(dir);
 }
 
+/* A directory that fits GPUPROBE_CUDA_LIBDIR (under 4096 bytes) but
+ * leaves no room for "/libcudart.so.13" in a path: no runtime, and the
+ * detail says the path was too long rather than what the loader said. */
+static void test_libdir_path_too_long(void **state)
+{
+    (void)state;
+    char dir[GP_PATH_LEN - 10];
+    memset(dir, 'd', sizeof dir - 1);
+    dir[0] = '/';
+    dir[sizeof dir - 1] = '\0';
+    with_env("GPUPROBE_CUDA_LIBDIR", dir);
+    gpuprobe_context *ctx = new_ctx();
+    with_env("GPUPROBE_CUDA_LIBDIR", NULL);
+    const char *detail;
+    assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_RUNTIME);
+    assert_non_null(strstr(detail, "(path too long)"));
+    assert_cpu_works(ctx);
+    gpuprobe_context_destroy(ctx);
+}
+
 static void test_relative_libdir(void **state)
 {
     (void)state;
@@ -444,6 +464,7 @@ int main(void)
 #ifdef GPUPROBE_HAVE_CUDA
         cmocka_unit_test(test_machine_cause),
         cmocka_unit_test(test_empty_libdir),
+        cmocka_unit_test(test_libdir_path_too_long),
         cmocka_unit_test(test_relative_libdir),
         cmocka_unit_test(test_libdir_of_real_runtime),
         cmocka_unit_test(test_fault_no_runtime),

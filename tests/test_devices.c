@@ -121,6 +121,12 @@ static void test_cpu_describe_fake_sysroot(void **state)
     sr_put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
     assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
     assert_int_equal(cpu.clock_khz, 3500000);
+    /* Reads that succeed are successes whatever errno held before (it
+     * counts only after a failed read). */
+    errno = ENOMEM;
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_int_equal(cpu.clock_khz, 3500000);
+    assert_int_equal(cpu.total_memory, 1024000);
 
     /* an over-long model name is truncated, NUL-terminated */
     char big[4096 + 64];
@@ -494,6 +500,16 @@ static void test_numa_from_sysfs(void **state)
     assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
                      GPUPROBE_ERR_UNSUPPORTED);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "no node number"));
+    /* Decimal, up to 65535 (the kernel's node numbers). */
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "19\n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v), GPUPROBE_OK);
+    assert_int_equal(v, 19);
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "65535\n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v), GPUPROBE_OK);
+    assert_int_equal(v, 65535);
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "65536\n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
     /* The CPU has no such attribute. */
     assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_NUMA_NODE, &v),
                      GPUPROBE_ERR_UNSUPPORTED);

@@ -91,6 +91,7 @@ static int teardown(void **state)
     return 0;
 }
 
+#ifdef GPUPROBE_HAVE_CUDA /* the helpers of the CUDA cases */
 /* A context whose runtime comes from GP_FAKELIB_DIR/<runtime> and whose
  * libcuda.so.1 is `driver` (a path; NULL: GP_FAKELIB_DIR/<driver_dir>). */
 static gpuprobe_context *ctx_with(const char *runtime, const char *driver_dir,
@@ -140,6 +141,7 @@ static void assert_cpu_only(gpuprobe_context *ctx)
                      GPUPROBE_OK);
     assert_int_equal(dev, 0);
 }
+#endif
 
 static void *field_ptr(const void *base, size_t off)
 {

@@ -524,6 +524,20 @@ static void test_model_errors(void **state)
 
     /* setters: out of bounds, negative, unknown: refused, nothing changed */
     int64_t lo = 0, hi = 0, v = 0;
+    /* The bounds as shipped, every parameter (a value 0 means "not set"). */
+    static const int64_t bounds[13] = {
+        (int64_t)GPUPROBE_MAX_PARAMS, INT64_C(1) << 20, INT64_C(1) << 24, /* params, layers, hidden */
+        INT64_C(1) << 20, INT64_C(1) << 20, INT64_C(1) << 20,  /* heads, KV heads, head dim */
+        INT64_C(1) << 26, INT64_C(1) << 26, 1,                 /* intermediate, vocab, tied */
+        INT64_C(1) << 16, INT64_C(1) << 16, INT64_C(1) << 32, 1, /* experts, per token, window, bias */
+    };
+    for (int p = 0; p < 13; p++) {
+        assert_int_equal(gpuprobe_model_param_bounds((gpuprobe_model_param)p, &lo, &hi),
+                         GPUPROBE_OK);
+        if (lo != 1 || hi != bounds[p])
+            fail_msg("model parameter %d: bounds [%lld, %lld], want [1, %lld]", p,
+                     (long long)lo, (long long)hi, (long long)bounds[p]);
+    }
     assert_int_equal(gpuprobe_model_param_bounds(GPUPROBE_MODEL_LAYERS, &lo, &hi), GPUPROBE_OK);
     assert_true(lo == 1 && hi == (INT64_C(1) << 20));
     assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_LAYERS, INT64_C(1000000000000)),

@@ -4,7 +4,9 @@
  *
  * FAKE_OPENBLAS_NOOP builds an OpenBLAS whose gemm calls return without
  * computing anything: the negative control of the timed matmul, whose
- * verification must catch it.
+ * verification must catch it. It exports the thread pool's count
+ * (blas_num_threads) but not whether the pool runs (blas_server_avail):
+ * the library reads the two together or not at all.
  *
  * One build per library, chosen with FAKE_CUDART (libcudart.so.N),
  * FAKE_CUDA (libcuda.so.1) or FAKE_OPENBLAS (libopenblas.so.0), defines
@@ -51,6 +53,8 @@ char *openblas_get_corename(void);
 char *openblas_get_corename(void) { return (char *)"Noop"; }
 char *openblas_get_config(void);
 char *openblas_get_config(void) { return (char *)"OpenBLAS 0.0.0 FAKE"; }
+extern int blas_num_threads;
+int blas_num_threads = 4;
 #define STUBS
 #elif defined(FAKE_CUDART)
 int cudaRuntimeGetVersion(int *version);

@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "../sysroot_util.h"
 
 int openblas_get_num_threads(void);
 
@@ -189,7 +190,7 @@ typedef struct env {
 typedef struct scenario {
     const char *name;
     int needs_ctx;
-    int use_fake;
+    int use_fake;         /* 1: the test seam's CUDA devices; 2: the cgroup sysroot */
     gpuprobe_status (*call)(env *e);
     /* Compare e's answer with the reference; 0 if equal. */
     int (*same)(const env *a, const env *b);
@@ -267,6 +268,58 @@ static gpuprobe_status do_memory(env *e)
     gpuprobe_status st = gpuprobe_device_memory(e->ctx, 0, &mi, 0);
     if (st == GPUPROBE_OK)
         e->u64 = mi.physical_bytes; /* stable; available_bytes moves */
+    return st;
+}
+
+/* Host memory under a cgroup v2 limit (the fake tree of cgroup_root):
+ * the limited total must survive, or the call fail. */
+static gpuprobe_status do_memory_cgroup(env *e)
+{
+    gpuprobe_memory_info mi = GPUPROBE_MEMORY_INFO_INIT;
+    gpuprobe_status st = gpuprobe_device_memory(e->ctx, 0, &mi, 0);
+    if (st == GPUPROBE_OK)
+        e->u64 = mi.total_bytes;
+    return st;
+}
+
+static char cgroup_root[] = "/tmp/gpuprobe-fault-XXXXXX";
+
+static void make_cgroup_root(void)
+{
+    if (!mkdtemp(cgroup_root))
+        fail_msg("mkdtemp failed");
+    sr_put(cgroup_root, "proc/meminfo", "MemTotal: 16777216 kB\nMemAvailable: 8388608 kB\n");
+    sr_put(cgroup_root, "proc/self/status", "VmSize: 100000 kB\nVmData: 50000 kB\n");
+    sr_put(cgroup_root, "proc/self/cgroup", "0::/app.slice/job.scope\n");
+    sr_put(cgroup_root, "sys/fs/cgroup/app.slice/job.scope/memory.max", "4294967296\n");
+    sr_put(cgroup_root, "sys/fs/cgroup/app.slice/job.scope/memory.current", "1073741824\n");
+    sr_put(cgroup_root, "sys/fs/cgroup/app.slice/job.scope/memory.stat", "inactive_file 0\n");
+}
+
+/* The fewest GPUs for a model of 20e9 fp16 parameters (40 GB of weights
+ * plus inference's overheads: more than one of the seam's GPUs). */
+static gpuprobe_status do_plan_gpus(env *e)
+{
+    /* The model is made unarmed (it has no context to say why it failed);
+     * the count goes on where it was. */
+    gpuprobe_model *m = NULL;
+    int was_armed = armed;
+    long k = fail_at, seen = n_allocs;
+    disarm();
+    assert_int_equal(gpuprobe_model_create(&m), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_PARAMS, 20000000000), GPUPROBE_OK);
+    armed = was_armed;
+    fail_at = k;
+    n_allocs = seen;
+    size_t count = 999, devs[4];
+    gpuprobe_status st = gpuprobe_plan_gpus(e->ctx, m, NULL, 0, &count, devs, 4);
+    disarm();
+    gpuprobe_model_destroy(m);
+    armed = was_armed;
+    if (st == GPUPROBE_OK)
+        e->count = count;
+    else if (count != 999)
+        fail_msg("plan_gpus wrote its output on failure");
     return st;
 }
 
@@ -368,7 +421,9 @@ static const scenario scenarios[] = {
     {"device_name_cpu", 1, 0, do_name, same_text},
     {"device_name_fake_cuda", 1, 1, do_cuda_name, same_text},
     {"device_memory_cpu", 1, 0, do_memory, same_u64},
+    {"device_memory_cgroup", 1, 2, do_memory_cgroup, same_u64},
     {"device_capacity_fake", 1, 1, do_capacity, same_u64},
+    {"plan_gpus_fake", 1, 1, do_plan_gpus, same_count},
     {"select_requirements", 1, 1, do_select, same_device},
     {"select_env", 1, 1, do_select_env, same_device},
     {"matmul_options_create", 0, 0, do_options, same_none},
@@ -382,8 +437,10 @@ static void setup_env(const scenario *s, env *e)
     memset(e, 0, sizeof *e);
     if (s->needs_ctx) {
         assert_int_equal(gpuprobe_context_create(&e->ctx, 0), GPUPROBE_OK);
-        if (s->use_fake)
+        if (s->use_fake == 1)
             gp_test_set_cuda(e->ctx, &fake);
+        else if (s->use_fake == 2)
+            gp_test_set_sysroot(e->ctx, cgroup_root);
     }
 }
 
@@ -467,6 +524,7 @@ int main(void)
     unsetenv("GPUPROBE_DEVICE");
     unsetenv("GPUPROBE_CUDA");
     unsetenv("GPUPROBE_CUDA_LIBDIR");
+    make_cgroup_root();
     struct CMUnitTest tests[N_SCEN];
     for (size_t i = 0; i < N_SCEN; i++) {
         struct CMUnitTest t =
@@ -474,5 +532,7 @@ int main(void)
         t.name = scenarios[i].name;
         tests[i] = t;
     }
-    return _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
+    int rc = _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
+    sr_rm_tree(cgroup_root);
+    return rc;
 }

@@ -305,7 +305,9 @@ static void refusals(void **state)
  * (2.5 ms): 500 calls a run. With BUDGET_MS 51 the runs stop at 21
  * (52.5 ms timed). Every gemm is counted: 1 warm-up + 1 + 100 + 500 +
  * 21 x 500 = 11102. An explicit batch of 7 with exactly 3 runs and no
- * budget: 1 + 3 x 7 = 22 calls, no calibration. */
+ * budget: 1 + 3 x 7 = 22 calls, no calibration; without the warm-up 21.
+ * Every block (warm-up, calibration, run) and each copy (A and B up, C
+ * down) is timed between two events of its own. */
 static void autorange_on_a_gpu(void **state)
 {
     (void)state;
@@ -324,6 +326,7 @@ static void autorange_on_a_gpu(void **state)
     assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 500);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 21);
     assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 11102);
+    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 1 + 3 + 21));
     /* Per call, not per run; the events' float milliseconds round a little. */
     assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 5e-6) < 1e-9);
     assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MIN_S) - 5e-6) < 1e-9);
@@ -340,6 +343,13 @@ static void autorange_on_a_gpu(void **state)
     assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 7);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 3);
     assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 22);
+    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 1 + 3));
+    gpuprobe_matmul_result_destroy(r);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 21);
+    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 3));
     gpuprobe_matmul_result_destroy(r);
 
     /* A call of 8 ms or more (the warm-up shows it): one call a run, no
@@ -362,6 +372,29 @@ static void autorange_on_a_gpu(void **state)
     gpuprobe_matmul_result_destroy(r);
     gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
+}
+
+/* One context that ran on two GPUs gives back each one's cuBLAS handle,
+ * stream and events when it is destroyed (each inside its own device's
+ * context), and no memory of its own stays allocated on either. */
+static void two_gpus_released(void **state)
+{
+    (void)state;
+    fleet(two);
+    gpuprobe_context *ctx = new_ctx();
+    for (size_t dev = 1; dev <= 2; dev++)
+        gpuprobe_matmul_result_destroy(run(ctx, dev, 12, 10, 8, GPUPROBE_DTYPE_FP32, GPUPROBE_OK));
+    for (int unit = 0; unit < 2; unit++) {
+        simcuda_unit_state us = unit_state(unit);
+        assert_int_equal(us.blas_handles, 1);
+        assert_int_equal(us.streams, 1);
+        assert_int_equal(us.events, 2);
+    }
+    gpuprobe_context_destroy(ctx);
+    for (int unit = 0; unit < 2; unit++) {
+        simcuda_unit_state us = unit_state(unit);
+        assert_int_equal(us.blas_handles + us.streams + us.events + us.allocations, 0);
+    }
 }
 
 typedef struct worker {
@@ -441,6 +474,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(sticky_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_gpus_released, setup, teardown),
         cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

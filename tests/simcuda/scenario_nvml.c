@@ -354,6 +354,32 @@ static void mig_instances(void **state)
         assert_untouched();
         gpuprobe_context_destroy(ctx);
     }
+    /* NVML cannot give the instance's GPU: the instance is still found by
+     * its own UUID and says what it knows of itself; its GPU's facts are
+     * unknown, never made up (nor left from the device found before it,
+     * the A100 listed first). */
+    setenv("CUDA_VISIBLE_DEVICES", "1," MIG_B, 1);
+    fleet(mig_h200);
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetDeviceHandleFromMigDeviceHandle:1+"), 0);
+    gpuprobe_context *ctx = new_ctx();
+    size_t n = 0;
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 0);
+    assert_string_equal(str_attr(ctx, 2, GPUPROBE_ATTR_UUID), MIG_B);
+    assert_int_equal(int_attr(ctx, 2, GPUPROBE_ATTR_MIG_INSTANCE), 1);
+    assert_int_equal(int_attr(ctx, 2, GPUPROBE_ATTR_MIG_INDEX), 1);
+    const char *s = NULL;
+    EXPECT(ctx, gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_MIG_PARENT_UUID, &s),
+           GPUPROBE_ERR_UNSUPPORTED);
+    assert_contains(gpuprobe_last_error(ctx), "NVML did not say");
+    unknown_attr(ctx, 2, GPUPROBE_ATTR_MIG_COUNT, "NVML did not say");
+    unknown_attr(ctx, 2, GPUPROBE_ATTR_NVML_INDEX, "NVML did not say");
+    gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 2, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT), GPUPROBE_OK);
+    assert_int_equal(m.total_bytes, 32 * GiB);
+    gpuprobe_context_destroy(ctx);
+    simcuda_clear_faults();
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
