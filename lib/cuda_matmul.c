@@ -309,11 +309,7 @@ static gpuprobe_status cuda_ready(gpuprobe_context *ctx, const gp_device *dev)
                        "%s (%s) is a simulated CUDA device (test seam); a "
                        "matmul needs a real one",
                        dev->spec, dev->name);
-    if (ctx->cuda_cause != GPUPROBE_CUDA_AVAILABLE || !ctx->cuda)
-        return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE, "%s%s%s",
-                       gpuprobe_cuda_cause_string(ctx->cuda_cause),
-                       ctx->cuda_detail[0] ? ": " : "", ctx->cuda_detail);
-    return ctx->cuda->blas_lib ? GPUPROBE_OK : gp_cuda_load_cublas(ctx);
+    return gp_cuda_load_cublas(ctx); /* once; refused where CUDA is not usable */
 }
 
 /* One run's state: from prepare() to release(). */

@@ -598,8 +598,7 @@ static void fill_result(gpuprobe_matmul_result *r, const gp_mm_job *job)
 }
 
 /* The job from the options (or the defaults when NULL). */
-static gpuprobe_status job_from_options(gpuprobe_context *ctx, const gpuprobe_matmul_options *opts,
-                                        size_t device, gp_mm_job *job)
+static void job_from_options(const gpuprobe_matmul_options *opts, size_t device, gp_mm_job *job)
 {
     gpuprobe_matmul_options defaults;
     if (!opts) {
@@ -625,13 +624,8 @@ static gpuprobe_status job_from_options(gpuprobe_context *ctx, const gpuprobe_ma
     job->verify_samples = opt(opts, GPUPROBE_MATMUL_VERIFY_SAMPLES);
     job->verified = -1;
     job->device_index = device;
-    /* The options object only holds in-range values, but the defaults
-     * struct and a future setter must not be trusted blindly. */
-    if (job->m < 1 || job->n < 1 || job->k < 1 || job->m > INT32_MAX ||
-        job->n > INT32_MAX || job->k > INT32_MAX)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "matmul sizes must be in [1, %d]", INT32_MAX);
-    return GPUPROBE_OK;
+    /* Every value is in its bounds (param_info): the setter refuses the
+     * others, and the defaults are in them. */
 }
 
 /* GPUPROBE_ERR_VERIFY_FAILED with the worst sample, for a failed check. */
@@ -666,9 +660,8 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_matmul_run: flags must be 0 (got 0x%x)", flags);
     gp_mm_job job;
-    gpuprobe_status st = job_from_options(ctx, opts, device, &job);
-    if (st == GPUPROBE_OK)
-        st = gp_get_device(ctx, device, &job.dev);
+    job_from_options(opts, device, &job);
+    gpuprobe_status st = gp_get_device(ctx, device, &job.dev);
     if (st == GPUPROBE_OK)
         st = check_dtype(ctx, job.dev, job.dtype);
     if (st != GPUPROBE_OK)

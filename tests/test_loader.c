@@ -497,6 +497,50 @@ static void openblas_bound(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* What a run costs in OpenBLAS's threads and buffers, from the table of
+ * a (made up) OpenBLAS: the count asked for or in force, capped at the
+ * build's MAX_THREADS when it says one; with no pool state known, every
+ * thread but the caller may have to start, each with a buffer and a
+ * stack; the packed panels never above the buffers. */
+static int five_threads(void) { return 5; }
+
+static void openblas_cost(void **state)
+{
+    (void)state;
+    gp_openblas b;
+    memset(&b, 0, sizeof b);
+    b.get_num_threads = five_threads;
+    b.max_threads = 64;
+    gp_blas_cost c;
+    gp_openblas_cost(&b, 0, 100, 80, 60, 4, &c); /* the count in force */
+    assert_int_equal(c.threads, 5);
+    assert_int_equal(c.new_threads, 4);
+    assert_true(c.address_space >= 5 * GP_OPENBLAS_BUFFER);
+    /* panels: 4 bytes x min(1024, k) x (threads x min(1024, n) + m) */
+    assert_int_equal(c.memory, UINT64_C(4) * 60 * (5 * 80 + 100));
+    gp_openblas_cost(&b, 2, 100, 80, 60, 8, &c); /* asked for */
+    assert_int_equal(c.threads, 2);
+    assert_int_equal(c.new_threads, 1);
+    /* the caller's buffer, and one more thread's buffer and stack */
+    assert_true(c.address_space > 2 * GP_OPENBLAS_BUFFER);
+    assert_true(c.address_space - 2 * GP_OPENBLAS_BUFFER < (UINT64_C(1) << 30));
+    assert_int_equal(c.memory, UINT64_C(8) * 60 * (2 * 80 + 100));
+    gp_openblas_cost(&b, 200, 100, 80, 60, 4, &c); /* past MAX_THREADS */
+    assert_int_equal(c.threads, 64);
+    b.max_threads = 1;
+    gp_openblas_cost(&b, 0, 100, 80, 60, 4, &c);
+    assert_int_equal(c.threads, 1);
+    assert_int_equal(c.new_threads, 0);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER);
+    b.max_threads = 0; /* the build did not say */
+    gp_openblas_cost(&b, 200, 100, 80, 60, 4, &c);
+    assert_int_equal(c.threads, 200);
+    /* Big enough that the panels exceed the threads' buffers. */
+    b.max_threads = 64;
+    gp_openblas_cost(&b, 1, 1 << 20, 4096, 4096, 8, &c);
+    assert_int_equal(c.memory, GP_OPENBLAS_BUFFER);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +553,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),
         cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
+        cmocka_unit_test(openblas_cost),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);
 }

@@ -615,6 +615,18 @@ static void test_read_file(void **state)
     assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
     assert_string_equal(big, "");
     assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
+    /* An empty file is an empty text, not an error; a one-byte buffer
+     * holds only an empty file (anything else does not fit). */
+    sr_put(root, "empty", "");
+    strcpy(big, "stale");
+    assert_int_equal(gp_read_file(root, "/empty", big, sizeof big), 0);
+    assert_string_equal(big, "");
+    char one[1] = {'x'};
+    assert_int_equal(gp_read_file(root, "/empty", one, sizeof one), 0);
+    assert_int_equal(one[0], '\0');
+    errno = 0;
+    assert_int_equal(gp_read_file(root, "/f", one, sizeof one), -1);
+    assert_int_equal(errno, EFBIG);
 
     /* Whole files on the heap, up to a bound. */
     char *text = NULL;

@@ -144,6 +144,8 @@ static const cause_case cases[] = {
      GPUPROBE_CUDA_OTHER, "cuInit failed with CUDA_ERROR_UNKNOWN"},
     {"cudaGetDeviceCount fails", "fail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
      NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cudaErrorStartupFailure"},
+    {"a device cannot be had (cuDeviceGet)", "fail = cuDeviceGet:1=CUDA_ERROR_INVALID_DEVICE\n" H200,
+     NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with CUDA_ERROR_INVALID_DEVICE"},
 };
 
 static void one_case(const cause_case *c)
