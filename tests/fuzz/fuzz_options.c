@@ -25,11 +25,11 @@
 
 #include "fuzz_check.h"
 
-#define NPARAM 13 /* GPUPROBE_MATMUL_M .. GPUPROBE_MATMUL_VERIFY_SAMPLES */
+#define NPARAM 14 /* GPUPROBE_MATMUL_M .. GPUPROBE_MATMUL_BATCH */
 
 /* Documented defaults (gpuprobe.h); N and K follow M. */
 static const int64_t defaults[NPARAM] = {
-    5000, 5000, 5000, GPUPROBE_DTYPE_FP32, 1, 5, 100, 0, 1, 1, 42, 0, 256,
+    5000, 5000, 5000, GPUPROBE_DTYPE_FP32, 1, 5, 100, 250, 1, 1, 42, 0, 256, 0,
 };
 
 static const int64_t SENT = INT64_C(0x5a5a5a5a5a5a5a5a);
@@ -54,8 +54,8 @@ static int32_t rd32(const uint8_t *d)
 static int pick_param(int32_t raw, uint8_t op)
 {
     if (op & 0x80)
-        return raw; /* anything at all, e.g. -1, 13, 999, INT32_MIN */
-    return (int)((uint32_t)raw % (NPARAM + 2)); /* 13 and 14 are unknown */
+        return raw; /* anything at all, e.g. -1, 14, 999, INT32_MIN */
+    return (int)((uint32_t)raw % (NPARAM + 2)); /* 14 and 15 are unknown */
 }
 
 typedef struct model {
