@@ -34,11 +34,8 @@ gpuprobe_status gp_cuda_describe(gpuprobe_context *ctx, gp_device *d, int i)
     CUdevice dev;
     CUresult r = c->drv.DeviceGet(&dev, i);
     if (r != CUDA_SUCCESS) {
-        const char *name = "unrecognized CUDA driver error";
-        if (c->drv.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
-            name = "unrecognized CUDA driver error";
         char q[64];
-        gp_quote(q, sizeof q, name, 48);
+        gp_quote(q, sizeof q, gp_cuda_drv_error_name(c, r), 48);
         ctx->cuda_cause = GPUPROBE_CUDA_OTHER;
         gp_snprintf(ctx->cuda_detail, sizeof ctx->cuda_detail,
                     "cuDeviceGet(%d) failed with %s", i, q);
@@ -117,12 +114,8 @@ int gp_cuda_context_held(gpuprobe_context *ctx, const gp_device *dev)
 gpuprobe_status gp_cuda_drv_fail(gpuprobe_context *ctx, const gp_device *dev,
                                  const char *call, CUresult r)
 {
-    const char *en = NULL;
-    if (!ctx->cuda->drv.GetErrorName ||
-        ctx->cuda->drv.GetErrorName(r, &en) != CUDA_SUCCESS || !en)
-        en = "unrecognized CUDA driver error";
     char qen[64], qname[80];
-    gp_quote(qen, sizeof qen, en, 48);
+    gp_quote(qen, sizeof qen, gp_cuda_drv_error_name(ctx->cuda, r), 48);
     gp_quote(qname, sizeof qname, dev->name, 64);
     return gp_fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
                                                       : GPUPROBE_ERR_CUDA,

@@ -175,7 +175,7 @@ const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err)
     return err == cudaSuccess ? "cudaSuccess" : "unrecognized CUDA runtime error";
 }
 
-static const char *drv_error_name(const gp_cuda *c, CUresult r)
+const char *gp_cuda_drv_error_name(const gp_cuda *c, CUresult r)
 {
     const char *s = NULL;
     if (c && c->drv.GetErrorName && c->drv.GetErrorName(r, &s) == CUDA_SUCCESS &&
@@ -558,7 +558,7 @@ static step init_driver(gpuprobe_context *ctx, gp_cuda *c)
     if (cr == CUDA_SUCCESS)
         return STEP_ON;
     char what[96], q[64];
-    gp_quote(q, sizeof q, drv_error_name(c, cr), 48);
+    gp_quote(q, sizeof q, gp_cuda_drv_error_name(c, cr), 48);
     gp_snprintf(what, sizeof what, "cuInit failed with %s", q);
     /* NVML answering means the kernel driver runs, whatever the files (a
      * container may not show them). */

@@ -116,6 +116,9 @@ typedef struct gp_cuda {
 
 /* "cudaErrorMemoryAllocation"-style name of a runtime error (never NULL). */
 const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err);
+/* The driver's name of r (cuGetErrorName), or "unrecognized CUDA driver
+ * error" when the driver has none, gives none or gives "". Never NULL. */
+const char *gp_cuda_drv_error_name(const gp_cuda *cuda, CUresult r);
 /* Name of a cuBLAS status, e.g. "CUBLAS_STATUS_ALLOC_FAILED" (never NULL). */
 const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st);
 /* Fail with a driver call's error on a device: "cuX on cuda:N (name)
