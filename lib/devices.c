@@ -244,7 +244,7 @@ static void nvml_map(gpuprobe_context *ctx, gp_device *list, size_t n)
         gp_device *d = &list[i];
         const char *hex = d->uuid[0] ? d->uuid + 4 : "";
         d->nvml_index = d->mig_index = d->mig_mode = d->mig_count = -1;
-        d->mig = hex[0] && visible_names_mig(hex) ? 1 : -1;
+        d->mig = visible_names_mig(hex) ? 1 : -1; /* "" matches no entry */
         gp_nvml_device nd;
         if (!nv) {
             gp_snprintf(d->nvml_why, sizeof d->nvml_why, "NVML is not usable: %s", why);

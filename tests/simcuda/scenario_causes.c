@@ -146,6 +146,10 @@ static const cause_case cases[] = {
      NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cudaErrorStartupFailure"},
     {"a device cannot be had (cuDeviceGet)", "fail = cuDeviceGet:1=CUDA_ERROR_INVALID_DEVICE\n" H200,
      NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with CUDA_ERROR_INVALID_DEVICE"},
+    /* A code the driver has no name for (cuGetErrorName: INVALID_VALUE,
+     * NULL name): the message says so rather than printing nothing. */
+    {"a driver error without a name", "fail = cuDeviceGet:1=4242\n" H200, NULL, NULL, 1, 1,
+     GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with unrecognized CUDA driver error"},
 };
 
 static void one_case(const cause_case *c)
@@ -284,6 +288,42 @@ static void no_driver(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Whether a library whose file name is base is mapped in this process. */
+static int find_object(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    const char *path = info->dlpi_name ? info->dlpi_name : "";
+    const char *slash = strrchr(path, '/');
+    return strcmp(slash ? slash + 1 : path, (const char *)base) == 0;
+}
+
+static int loaded(const char *base)
+{
+    return dl_iterate_phdr(find_object, (void *)base) != 0;
+}
+
+/* A CUDA library the library initialised (cuInit, a runtime call) runs
+ * threads and exit handlers of its own, so gpuprobe_context_destroy()
+ * leaves it mapped; closing it could unmap code that still runs. This
+ * program never opens a CUDA library itself, so only the library's own
+ * handles keep libcudart mapped. (libcuda.so.1 is also kept open by the
+ * initialised runtime, as the real runtime does, so here it would stay
+ * mapped even if the library closed its own handle.) */
+static void initialised_libraries_stay_loaded(void **state)
+{
+    (void)state;
+    fleet(H200);
+    make_root(1, 1);
+    gpuprobe_context *ctx = probe();
+    size_t n = 0;
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(cause_of(ctx, NULL), GPUPROBE_CUDA_AVAILABLE);
+    gpuprobe_context_destroy(ctx);
+    assert_true(loaded("libcuda.so.1"));
+    assert_true(loaded("libcudart.so.13"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "no-driver") == 0) {
@@ -302,6 +342,7 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(initialised_libraries_stay_loaded, teardown),
         cmocka_unit_test_teardown(every_cause, teardown),
         cmocka_unit_test_teardown(runtime12_fallback_matmul, teardown),
         cmocka_unit_test_teardown(disabled_loads_nothing, teardown),
