@@ -239,6 +239,36 @@ static void failure_sweep(void **state)
     print_message("%d runs\n", runs);
 }
 
+/* Codes the libraries have no name for: the message carries the name the
+ * library itself gives ("unrecognized error code" from cudaGetErrorName,
+ * as the runtime documents; "CUBLAS_STATUS_UNKNOWN" from the simulated
+ * cublasGetStatusName), not the library's own fallback wording. */
+static void unnamed_codes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *func;
+        const char *named;
+    } cases[] = {
+        {"cudaMalloc", "unrecognized error code"},
+        {"cublasGemmEx", "CUBLAS_STATUS_UNKNOWN"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fleet(h200);
+        gpuprobe_context *ctx = new_ctx();
+        size_t n = 0;
+        EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+        assert_int_equal(simcuda_fail(cases[i].func, 1, 4242, SIMCUDA_ONCE), 0);
+        gpuprobe_matmul_result *r = run(ctx, 1, 9, 5, 3, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_CUDA);
+        assert_null(r);
+        assert_contains(gpuprobe_last_error(ctx), cases[i].func);
+        assert_contains(gpuprobe_last_error(ctx), cases[i].named);
+        assert_run_left_nothing(0);
+        gpuprobe_context_destroy(ctx);
+        simcuda_clear_faults();
+    }
+}
+
 /* A kernel fault (cudaErrorIllegalAddress, raised asynchronously by the
  * third gemm) poisons the device's context for good, as on a GPU: the run
  * fails with the error named, later work on that device fails the same
@@ -472,6 +502,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(negative_controls, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_sweep, setup, teardown),
         cmocka_unit_test_setup_teardown(sticky_fault, setup, teardown),
+        cmocka_unit_test_setup_teardown(unnamed_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(two_gpus_released, setup, teardown),
