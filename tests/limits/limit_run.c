@@ -15,6 +15,8 @@
  *       a matmul whose A, B and C just fit in the room the cgroup leaves
  *       (OpenBLAS's panels do not), and a small one.
  *
+ * With LIMIT_RUN_EXPECT set, the library's message must also contain it.
+ *
  * Prints what the library said; exits 0 when the status is the expected
  * one (for "oom", with a message naming the limit), 1 otherwise, 2 on a
  * usage error. It returns from main(), so OpenBLAS's exit handlers run: a
@@ -170,6 +172,11 @@ int main(int argc, char **argv)
         rc = want_oom ? !(st == GPUPROBE_ERR_OUT_OF_MEMORY &&
                           strstr(gpuprobe_last_error(ctx), limit))
                       : st != GPUPROBE_OK;
+        const char *expect = getenv("LIMIT_RUN_EXPECT");
+        if (rc == 0 && expect && !strstr(gpuprobe_last_error(ctx), expect)) {
+            printf("limit_run: the message does not say \"%s\"\n", expect);
+            rc = 1;
+        }
     }
     if (rc == 2)
         fprintf(stderr, "usage: limit_run as|data before|after HEADROOM M THREADS "

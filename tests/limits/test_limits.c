@@ -136,6 +136,35 @@ static void as_tiny_load(void **state)
     run_limit(a);
 }
 
+/* The refusal counts the pool OpenBLAS would start: OPENBLAS_NUM_THREADS
+ * threads (at most one per CPU), the calling one among them. */
+static void as_tiny_load_counts_pool(void **state)
+{
+    (void)state;
+    if (skip_sanitized())
+        skip();
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    int workers = (cpus < 2 ? (int)(cpus < 1 ? 1 : cpus) : 2) - 1;
+    char expect[64];
+    snprintf(expect, sizeof expect, "%d pool thread%s with", workers, workers == 1 ? "" : "s");
+    const char *was = getenv("OPENBLAS_NUM_THREADS");
+    char saved[32] = "";
+    if (was)
+        snprintf(saved, sizeof saved, "%s", was);
+    assert_int_equal(setenv("OPENBLAS_NUM_THREADS", "2", 1), 0);
+    assert_int_equal(setenv("LIMIT_RUN_EXPECT", expect, 1), 0);
+    const char *const a[] = {"as", "before", "=100000", "16", "0", "oom", NULL};
+    char why[256];
+    int r = try_limit(a, why, sizeof why);
+    unsetenv("LIMIT_RUN_EXPECT");
+    if (was)
+        setenv("OPENBLAS_NUM_THREADS", saved, 1);
+    else
+        unsetenv("OPENBLAS_NUM_THREADS");
+    if (r != 0)
+        fail_msg("%s (expected \"%s\")", why, expect);
+}
+
 /* `ulimit -v 2000000` and n = 12000: A, B and C (1.7 GB) fit, OpenBLAS's
  * buffers do not. */
 static void as_12000(void **state)
@@ -291,6 +320,7 @@ int main(int argc, char **argv)
     runner = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(as_tiny_load),
+        cmocka_unit_test(as_tiny_load_counts_pool),
         cmocka_unit_test(as_12000),
         cmocka_unit_test(as_caller_buffer),
         cmocka_unit_test(data_caller_buffer),
