@@ -975,6 +975,15 @@ static void test_plan_gpus(void **state)
     gpuprobe_model_destroy(empty);
     fleet_done(ctx);
 
+    /* one GPU (two devices: the CPU and it) is a pool too */
+    static const gp_fake_cuda single = {GPUPROBE_CUDA_AVAILABLE, "simulated", 1, a100};
+    ctx = fleet_ctx(&single, 0x1);
+    count = 0;
+    assert_int_equal(gpuprobe_plan_gpus(ctx, small, NULL, 0, &count, devs, 8), GPUPROBE_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(devs[0], 1);
+    fleet_done(ctx);
+
     /* no CUDA: the cause, and the CPU is not a GPU */
     static const gp_fake_cuda none = {GPUPROBE_CUDA_NO_DRIVER, "simulated: no driver", 0, NULL};
     ctx = fleet_ctx(&none, 0);

@@ -412,13 +412,16 @@ static void two_gpus_released(void **state)
     (void)state;
     fleet(two);
     gpuprobe_context *ctx = new_ctx();
-    for (size_t dev = 1; dev <= 2; dev++)
-        gpuprobe_matmul_result_destroy(run(ctx, dev, 12, 10, 8, GPUPROBE_DTYPE_FP32, GPUPROBE_OK));
+    /* 1, 2, then 2 and 1 again: a device used before is not entered anew. */
+    static const size_t order[] = {1, 2, 2, 1};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        gpuprobe_matmul_result_destroy(run(ctx, order[i], 12, 10, 8, GPUPROBE_DTYPE_FP32, GPUPROBE_OK));
     for (int unit = 0; unit < 2; unit++) {
         simcuda_unit_state us = unit_state(unit);
         assert_int_equal(us.blas_handles, 1);
         assert_int_equal(us.streams, 1);
         assert_int_equal(us.events, 2);
+        assert_int_equal(us.context_refs, 2); /* the library's one and the runtime's */
     }
     gpuprobe_context_destroy(ctx);
     for (int unit = 0; unit < 2; unit++) {
