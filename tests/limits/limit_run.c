@@ -15,7 +15,8 @@
  *       a matmul whose A, B and C just fit in the room the cgroup leaves
  *       (OpenBLAS's panels do not), and a small one.
  *
- * With LIMIT_RUN_EXPECT set, the library's message must also contain it.
+ * With LIMIT_RUN_EXPECT set, the library's message must also contain it;
+ * with LIMIT_RUN_REJECT set, it must not contain that.
  *
  * Prints what the library said; exits 0 when the status is the expected
  * one (for "oom", with a message naming the limit), 1 otherwise, 2 on a
@@ -173,8 +174,13 @@ int main(int argc, char **argv)
                           strstr(gpuprobe_last_error(ctx), limit))
                       : st != GPUPROBE_OK;
         const char *expect = getenv("LIMIT_RUN_EXPECT");
+        const char *reject = getenv("LIMIT_RUN_REJECT");
         if (rc == 0 && expect && !strstr(gpuprobe_last_error(ctx), expect)) {
             printf("limit_run: the message does not say \"%s\"\n", expect);
+            rc = 1;
+        }
+        if (rc == 0 && reject && strstr(gpuprobe_last_error(ctx), reject)) {
+            printf("limit_run: the message says \"%s\"\n", reject);
             rc = 1;
         }
     }

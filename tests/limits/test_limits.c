@@ -218,6 +218,32 @@ static void as_threads_1024(void **state)
     run_limit(a);
 }
 
+/* One thread more than the pool holds: the refusal counts one new pool
+ * thread (and says "thread", not "threads"). */
+static void as_one_new_thread(void **state)
+{
+    (void)state;
+    if (skip_sanitized())
+        skip();
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    if (cpus < 1 || cpus >= 64 || getenv("OPENBLAS_NUM_THREADS") ||
+        getenv("GOTO_NUM_THREADS") || getenv("OMP_NUM_THREADS")) {
+        print_message("the pool is not one thread per CPU here\n");
+        skip();
+    }
+    char threads[24];
+    snprintf(threads, sizeof threads, "%ld", cpus + 1);
+    assert_int_equal(setenv("LIMIT_RUN_EXPECT", "of 1 new pool thread", 1), 0);
+    assert_int_equal(setenv("LIMIT_RUN_REJECT", "1 new pool threads", 1), 0);
+    const char *const a[] = {"as", "after", "100", "64", threads, "oom", NULL};
+    char why[256];
+    int r = try_limit(a, why, sizeof why);
+    unsetenv("LIMIT_RUN_EXPECT");
+    unsetenv("LIMIT_RUN_REJECT");
+    if (r != 0)
+        fail_msg("%s", why);
+}
+
 /* Room for the run: it runs, verifies and the process exits. */
 static void as_fits(void **state)
 {
@@ -321,6 +347,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(as_tiny_load),
         cmocka_unit_test(as_tiny_load_counts_pool),
+        cmocka_unit_test(as_one_new_thread),
         cmocka_unit_test(as_12000),
         cmocka_unit_test(as_caller_buffer),
         cmocka_unit_test(data_caller_buffer),
