@@ -128,6 +128,8 @@ add_test(NAME scenario.causes COMMAND scenario_causes)
 simcuda_test_env(scenario.causes)
 add_test(NAME scenario.causes_no_driver COMMAND scenario_causes no-driver)
 simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
+add_test(NAME scenario.causes_failed_init COMMAND scenario_causes failed-init)
+simcuda_test_env(scenario.causes_failed_init)
 
 simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)

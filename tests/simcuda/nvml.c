@@ -329,12 +329,23 @@ nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMi
     LEAVE(NVML_SUCCESS);
 }
 
+/* The most MIG instances the GPU can have: 0 when MIG is not supported or
+ * not enabled. */
+static unsigned max_mig(const sim_unit *u)
+{
+    return u->mig_capable && u->nmig > 0 ? 7 : 0;
+}
+
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                  nvmlDevice_t *migDevice)
 {
     ENTER("nvmlDeviceGetMigDeviceHandleByIndex");
     NEED_UNIT(u, device);
     if (!migDevice || u->parent >= 0)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    /* An index past nvmlDeviceGetMaxMigDeviceCount is an invalid argument;
+     * one below it where no instance is, NVML_ERROR_NOT_FOUND. */
+    if (index >= max_mig(u))
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
     int self = (int)(u - sim.cfg.units);
     unsigned k = 0;
@@ -363,8 +374,7 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *c
     NEED_UNIT(u, device);
     if (!count || u->parent >= 0)
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    /* 0 when MIG is not supported or not enabled. */
-    *count = u->mig_capable && u->nmig > 0 ? 7 : 0;
+    *count = max_mig(u);
     LEAVE(NVML_SUCCESS);
 }
 
@@ -471,6 +481,23 @@ static unsigned unit_procs(const sim_unit *u, nvmlProcessInfo_t *out, unsigned r
     return n;
 }
 
+/* The protocol of every version: the unit's processes and, for a GPU in
+ * MIG mode, its instances'. Too small an array (an empty one asks for the
+ * count) is NVML_ERROR_INSUFFICIENT_SIZE with the count; none running, or
+ * all of them returned, NVML_SUCCESS. */
+static nvmlReturn_t running_processes(sim_unit *u, unsigned int *infoCount,
+                                      nvmlProcessInfo_t *infos)
+{
+    unsigned room = *infoCount, n = unit_procs(u, infos, room, 0);
+    int self = (int)(u - sim.cfg.units);
+    for (int i = self + 1; u->parent < 0 && u->nmig > 0 && i < sim.cfg.nunits; i++)
+        if (sim.cfg.units[i].parent == self)
+            n = unit_procs(&sim.cfg.units[i], infos, room, n);
+    *infoCount = n;
+    return n > room ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+/* nvml.h maps nvmlDeviceGetComputeRunningProcesses to this version. */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_t *infos)
 {
@@ -479,15 +506,40 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     if (!infoCount || (*infoCount > 0 && !infos))
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
     NEED_ACCESS(u);
-    /* A GPU in MIG mode answers for all of its instances. */
-    unsigned room = *infoCount, n = unit_procs(u, infos, room, 0);
-    int self = (int)(u - sim.cfg.units);
-    for (int i = self + 1; u->parent < 0 && u->nmig > 0 && i < sim.cfg.nunits; i++)
-        if (sim.cfg.units[i].parent == self)
-            n = unit_procs(&sim.cfg.units[i], infos, room, n);
+    LEAVE(running_processes(u, infoCount, infos));
+}
+
+/* The older versions every libnvidia-ml.so.1 still exports, for programs
+ * built against older headers: version 2 fills nvmlProcessInfo_v2_t (the
+ * layout of version 3's), the unversioned one nvmlProcessInfo_v1_t. */
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos)
+{
+    ENTER("nvmlDeviceGetComputeRunningProcesses_v2");
+    NEED_UNIT(u, device);
+    if (!infoCount || (*infoCount > 0 && !infos))
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    NEED_ACCESS(u);
+    LEAVE(running_processes(u, infoCount, infos));
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                  nvmlProcessInfo_v1_t *infos)
+{
+    ENTER("nvmlDeviceGetComputeRunningProcesses");
+    NEED_UNIT(u, device);
+    if (!infoCount || (*infoCount > 0 && !infos))
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    NEED_ACCESS(u);
+    /* At most 8 other processes a unit, and this one. */
+    enum { CAP = 9 * SIM_MAX_UNITS };
+    nvmlProcessInfo_t all[CAP];
+    unsigned room = *infoCount, n = room < CAP ? room : CAP;
+    nvmlReturn_t r = running_processes(u, &n, all);
+    for (unsigned i = 0; i < n && i < room; i++) {
+        infos[i].pid = all[i].pid;
+        infos[i].usedGpuMemory = all[i].usedGpuMemory;
+    }
     *infoCount = n;
-    /* Too small an array (an empty one asks for the count) is
-     * NVML_ERROR_INSUFFICIENT_SIZE with the count; none running, or all
-     * of them returned, NVML_SUCCESS. */
-    LEAVE(n > room ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS);
+    LEAVE(r);
 }

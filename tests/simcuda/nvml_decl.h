@@ -34,6 +34,12 @@ typedef struct nvmlProcessInfo_st {
     unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+/* What the unversioned nvmlDeviceGetComputeRunningProcesses fills. */
+typedef struct nvmlProcessInfo_v1_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
 #define NVML_TEMPERATURE_GPU 0
 
 #define NVML_STRUCT_VERSION(data, ver) \
@@ -70,6 +76,10 @@ API nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
 API nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit);
 API nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
                                             nvmlProcessInfo_t *infos);
+API nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                            nvmlProcessInfo_t *infos);
+API nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                         nvmlProcessInfo_v1_t *infos);
 API nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen);
 API nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth);
 API nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen);

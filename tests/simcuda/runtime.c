@@ -110,9 +110,14 @@ static cudaError_t finish(sim_call *c, cudaError_t e)
 
 /* ---- versions, errors, devices ---- */
 
+/* The runtime's own constant: like the real one, it neither initialises the
+ * runtime nor opens the driver (so a program can ask it with no driver). */
 cudaError_t CUDARTAPI cudaRuntimeGetVersion(int *runtimeVersion)
 {
-    ENTER("cudaRuntimeGetVersion");
+    sim_call call_;
+    int inj_ = 0;
+    if (sim_begin(&call_, SIM_RT, "cudaRuntimeGetVersion", &inj_))
+        return finish(&call_, (cudaError_t)inj_);
     if (!runtimeVersion)
         LEAVE(cudaErrorInvalidValue);
     *runtimeVersion = SIM_RT_VERSION;

@@ -12,6 +12,8 @@
  *   scenario_causes             the causes one process can reach
  *   scenario_causes no-driver   run without the simulated driver on the
  *                               loader's path (its own ctest entry)
+ *   scenario_causes failed-init cuInit failing in a process that has loaded
+ *                               no CUDA library yet (its own ctest entry)
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -22,6 +24,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -105,7 +108,7 @@ static const cause_case cases[] = {
     {"a working H200", H200, NULL, NULL, 1, 1, GPUPROBE_CUDA_AVAILABLE,
      "1 CUDA device(s); driver supports CUDA 13.0, runtime 13.0"},
     {"no runtime in GPUPROBE_CUDA_LIBDIR", H200, NULL, SIMCUDA_DIR "/empty", 1, 1,
-     GPUPROBE_CUDA_NO_RUNTIME, "tried libcudart.so.13, libcudart.so.12, libcudart.so.11"},
+     GPUPROBE_CUDA_NO_RUNTIME, "tried libcudart.so.13, libcudart.so.12, libcudart.so.11 ("},
     {"a 12.8 driver: libcudart.so.12 instead of 13", "driver_version = 12.8\n" H200, NULL,
      SIMCUDA_DIR "/lib", 1, 1, GPUPROBE_CUDA_AVAILABLE, "runtime 12.8 (" SIMCUDA_DIR "/lib/libcudart.so.12)"},
     {"only libcudart.so.12 there", H200, NULL, SIMCUDA_DIR "/rt12", 1, 1, GPUPROBE_CUDA_AVAILABLE,
@@ -143,7 +146,8 @@ static const cause_case cases[] = {
     {"cuInit fails otherwise", "cuinit_error = CUDA_ERROR_UNKNOWN\n" H200, NULL, NULL, 1, 1,
      GPUPROBE_CUDA_OTHER, "cuInit failed with CUDA_ERROR_UNKNOWN"},
     {"cudaGetDeviceCount fails", "fail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
-     NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cudaErrorStartupFailure"},
+     NULL, 1, 1, GPUPROBE_CUDA_OTHER,
+     "cudaGetDeviceCount failed with cudaErrorStartupFailure (simulated CUDA runtime error)"},
     {"a device cannot be had (cuDeviceGet)", "fail = cuDeviceGet:1=CUDA_ERROR_INVALID_DEVICE\n" H200,
      NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with CUDA_ERROR_INVALID_DEVICE"},
     /* A code the driver has no name for (cuGetErrorName: INVALID_VALUE,
@@ -324,8 +328,62 @@ static void initialised_libraries_stay_loaded(void **state)
     assert_true(loaded("libcudart.so.13"));
 }
 
+/* A failed decision gives back what it allocated: the same failing probe,
+ * repeated, does not grow the heap. Both scans of the kernel side run in
+ * each (the device nodes after cuInit's failure, again for "no device"),
+ * and NVML is loaded and unloaded. (Under AddressSanitizer, which keeps
+ * its own heap, mallinfo2 sees nothing: its leak check does this job.) */
+static void failed_probe_leaks_nothing(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("CUDA_VISIBLE_DEVICES", "0", 1), 0);
+    fleet("cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO);
+    make_root(1, 2);
+    size_t before = 0;
+    for (int i = 0; i < 40; i++) {
+        if (i == 8) /* what the first probes set up once is there by now */
+            before = mallinfo2().uordblks;
+        gpuprobe_context *ctx = probe();
+        const char *detail = NULL;
+        assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_DEVICE);
+        assert_contains(detail, "CUDA_VISIBLE_DEVICES=\"0\" selects");
+        gpuprobe_context_destroy(ctx);
+    }
+    size_t after = mallinfo2().uordblks;
+    /* Each leaked path would be a block of 32 bytes or more, twice a
+     * probe: 2 KiB in all at the least. */
+    if (after > before + 1024)
+        fail_msg("32 failed probes left %zu bytes more on the heap", after - before);
+}
+
+/* cuInit was called, and failed: the driver may still run threads and exit
+ * handlers of its own, so it stays mapped after gpuprobe_context_destroy();
+ * the runtime, only opened and asked its version, is closed. A run of its
+ * own: no other test may have loaded a CUDA library before. */
+static void failed_init_keeps_driver(void **state)
+{
+    (void)state;
+    assert_false(loaded("libcuda.so.1"));
+    assert_false(loaded("libcudart.so.13"));
+    fleet("cuinit_error = CUDA_ERROR_UNKNOWN\n" H200);
+    make_root(1, 1);
+    gpuprobe_context *ctx = probe();
+    const char *detail = NULL;
+    assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_OTHER);
+    assert_contains(detail, "cuInit failed with CUDA_ERROR_UNKNOWN");
+    assert_true(loaded("libcuda.so.1"));
+    assert_true(loaded("libcudart.so.13"));
+    gpuprobe_context_destroy(ctx);
+    assert_true(loaded("libcuda.so.1"));
+    assert_false(loaded("libcudart.so.13"));
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "failed-init") == 0) {
+        const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(failed_init_keeps_driver, teardown)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
     if (argc > 1 && strcmp(argv[1], "no-driver") == 0) {
         void *real = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
         if (real) {
@@ -344,6 +402,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(initialised_libraries_stay_loaded, teardown),
         cmocka_unit_test_teardown(every_cause, teardown),
+        cmocka_unit_test_teardown(failed_probe_leaks_nothing, teardown),
         cmocka_unit_test_teardown(runtime12_fallback_matmul, teardown),
         cmocka_unit_test_teardown(disabled_loads_nothing, teardown),
         cmocka_unit_test_teardown(no_permission, teardown),

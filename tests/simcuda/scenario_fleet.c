@@ -393,6 +393,28 @@ static void visible_devices_mig(void **state)
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
+/* A device the driver gives no name (an empty one, or cuDeviceGetName
+ * failing) is called by its ordinal; the other device keeps its own. */
+static void unnamed_device(void **state)
+{
+    (void)state;
+    static const char *const how[] = {"[gpu]\npreset = H200\nname = \n",
+                                      "fail = cuDeviceGetName:1\n[gpu]\npreset = H200\n"};
+    for (size_t c = 0; c < sizeof how / sizeof how[0]; c++) {
+        char text[256];
+        snprintf(text, sizeof text, "%s[gpu]\npreset = A100-40GB\n", how[c]);
+        fleet(text);
+        gpuprobe_context *ctx = new_ctx();
+        size_t n = 0;
+        EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+        assert_int_equal(n, 3);
+        assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_NAME), "CUDA device 0");
+        assert_string_equal(str_attr(ctx, 2, GPUPROBE_ATTR_NAME), "NVIDIA A100-SXM4-40GB");
+        assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MULTIPROCESSORS), 132);
+        gpuprobe_context_destroy(ctx);
+    }
+}
+
 /* After a GPU matmul, gpuprobe_context_destroy() releases everything the
  * library made (handles, streams, events, buffers, its own reference on
  * the primary context); the primary context itself stays, held by the
@@ -442,6 +464,7 @@ int main(void)
         cmocka_unit_test_setup(visible_devices_index, setup),
         cmocka_unit_test_setup(visible_devices_uuids, setup),
         cmocka_unit_test_setup(visible_devices_mig, setup),
+        cmocka_unit_test_setup(unnamed_device, setup),
         cmocka_unit_test_setup(destroy_leaves_runtime_context, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,6 +114,12 @@ static void assert_untouched(void)
     for (size_t i = 0; i < sizeof touching / sizeof touching[0]; i++)
         if (simcuda_log_count(touching[i], SIMCUDA_ANY))
             fail_msg("%s was called", touching[i]);
+    /* Nor an NVML call outside what the API allows (an instance index past
+     * nvmlDeviceGetMaxMigDeviceCount, a MIG query on an instance). */
+    simcuda_call c;
+    for (size_t i = 0; simcuda_log_entry(i, &c) == 0; i++)
+        if (strncmp(c.func, "nvml", 4) == 0 && c.result == NVML_ERROR_INVALID_ARGUMENT)
+            fail_msg("call %lu, %s, was an invalid argument", c.seq, c.func);
 }
 
 /* NVML's own answer for the device with this UUID, asked as a program would. */
@@ -354,6 +360,28 @@ static void mig_instances(void **state)
         assert_untouched();
         gpuprobe_context_destroy(ctx);
     }
+    /* NVML cannot look the instance up by its UUID: at its PCI bus id is
+     * its GPU, in MIG mode, which is not the device; NVML then knows
+     * nothing of the instance, and says why. */
+    setenv("CUDA_VISIBLE_DEVICES", MIG_B, 1);
+    fleet(mig_h200);
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetHandleByUUID:1+"), 0);
+    gpuprobe_context *ctx = new_ctx();
+    size_t n = 0;
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_UUID), MIG_B);
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 1);
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetHandleByPciBusId_v2", SIMCUDA_ANY), 1);
+    unknown_attr(ctx, 1, GPUPROBE_ATTR_NVML_INDEX,
+                 "the GPU at its PCI bus id is in MIG mode (the device is one of its instances)");
+    unknown_attr(ctx, 1, GPUPROBE_ATTR_MIG_COUNT, "in MIG mode");
+    gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT),
+           GPUPROBE_ERR_UNSUPPORTED);
+    gpuprobe_context_destroy(ctx);
+    simcuda_clear_faults();
+
     /* NVML cannot give the instance's GPU: the instance is still found by
      * its own UUID and says what it knows of itself; its GPU's facts are
      * unknown, never made up (nor left from the device found before it,
@@ -361,8 +389,7 @@ static void mig_instances(void **state)
     setenv("CUDA_VISIBLE_DEVICES", "1," MIG_B, 1);
     fleet(mig_h200);
     assert_int_equal(simcuda_set("fail = nvmlDeviceGetDeviceHandleFromMigDeviceHandle:1+"), 0);
-    gpuprobe_context *ctx = new_ctx();
-    size_t n = 0;
+    ctx = new_ctx();
     EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
     assert_int_equal(n, 3);
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 0);
@@ -375,7 +402,6 @@ static void mig_instances(void **state)
     assert_contains(gpuprobe_last_error(ctx), "NVML did not say");
     unknown_attr(ctx, 2, GPUPROBE_ATTR_MIG_COUNT, "NVML did not say");
     unknown_attr(ctx, 2, GPUPROBE_ATTR_NVML_INDEX, "NVML did not say");
-    gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
     EXPECT(ctx, gpuprobe_device_memory(ctx, 2, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT), GPUPROBE_OK);
     assert_int_equal(m.total_bytes, 32 * GiB);
     gpuprobe_context_destroy(ctx);
@@ -395,6 +421,37 @@ static void nvml_fails_once(void **state)
     EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
     assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
     assert_int_equal(m.available_bytes, 30 * GiB);
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetHandleByPciBusId_v2", SIMCUDA_ANY), 1);
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+
+    /* Both lookups failing: NVML knows nothing of that GPU, not even
+     * whether it is a MIG instance, and says why; the other GPU is found. */
+    fleet(two_gpus);
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetHandleByUUID:1"), 0);
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetHandleByPciBusId_v2:1"), 0);
+    ctx = new_ctx();
+    unknown_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE,
+                 "nvmlDeviceGetHandleByUUID failed: Unknown Error (NVML error 999); "
+                 "nvmlDeviceGetHandleByPciBusId_v2 failed: Unknown Error (NVML error 999)");
+    unknown_attr(ctx, 1, GPUPROBE_ATTR_NVML_INDEX, "nvmlDeviceGetHandleByPciBusId_v2 failed");
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT),
+           GPUPROBE_ERR_UNSUPPORTED);
+    assert_int_equal(int_attr(ctx, 2, GPUPROBE_ATTR_MIG_INSTANCE), 0);
+    assert_int_equal(int_attr(ctx, 2, GPUPROBE_ATTR_NVML_INDEX), 1);
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+
+    /* A device the driver gives no UUID is not looked up by one: by its
+     * PCI bus id at once. */
+    fleet(two_gpus);
+    assert_int_equal(simcuda_set("fail = cuDeviceGetUuid_v2:1"), 0);
+    ctx = new_ctx();
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT), GPUPROBE_OK);
+    assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
+    assert_int_equal(m.available_bytes, 30 * GiB);
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_NVML_INDEX), 0);
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetHandleByUUID", SIMCUDA_ANY), 1); /* cuda:1's */
     assert_int_equal(simcuda_log_count("nvmlDeviceGetHandleByPciBusId_v2", SIMCUDA_ANY), 1);
     assert_untouched();
     gpuprobe_context_destroy(ctx);
@@ -451,6 +508,38 @@ static void nvml_fails_once(void **state)
     assert_contains(why, "Insufficient Permissions");
     assert_untouched();
     gpuprobe_context_destroy(ctx);
+
+    /* The process count is asked of the newest entry point (the one nvml.h
+     * maps the name to), not of the older ones the library also exports. */
+    assert_true(simcuda_log_count("nvmlDeviceGetComputeRunningProcesses_v3", SIMCUDA_ANY) >= 2);
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetComputeRunningProcesses_v2", SIMCUDA_ANY), 0);
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetComputeRunningProcesses", SIMCUDA_ANY), 0);
+
+    /* Each of the GPU's own figures failing: unknown, with the call named. */
+    static const struct {
+        gpuprobe_attr attr;
+        const char *call;
+    } figures[] = {
+        {GPUPROBE_ATTR_MEMORY_UTILIZATION, "nvmlDeviceGetUtilizationRates"},
+        {GPUPROBE_ATTR_TEMPERATURE_C, "nvmlDeviceGetTemperature"},
+        {GPUPROBE_ATTR_POWER_MW, "nvmlDeviceGetPowerUsage"},
+        {GPUPROBE_ATTR_POWER_LIMIT_MW, "nvmlDeviceGetEnforcedPowerLimit"},
+        {GPUPROBE_ATTR_PCIE_GEN, "nvmlDeviceGetCurrPcieLinkGeneration"},
+        {GPUPROBE_ATTR_PCIE_WIDTH, "nvmlDeviceGetCurrPcieLinkWidth"},
+        {GPUPROBE_ATTR_PCIE_MAX_GEN, "nvmlDeviceGetMaxPcieLinkGeneration"},
+        {GPUPROBE_ATTR_PCIE_MAX_WIDTH, "nvmlDeviceGetMaxPcieLinkWidth"},
+    };
+    for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++) {
+        char rule[96], want[128];
+        fleet(two_gpus);
+        snprintf(rule, sizeof rule, "fail = %s:1", figures[f].call);
+        assert_int_equal(simcuda_set(rule), 0);
+        ctx = new_ctx();
+        snprintf(want, sizeof want, "%s failed: Unknown Error (NVML error 999)", figures[f].call);
+        unknown_attr(ctx, 2, figures[f].attr, want);
+        assert_true(int_attr(ctx, 2, figures[f].attr) >= 0);
+        gpuprobe_context_destroy(ctx);
+    }
 
     /* nvmlInit failing: NVML unusable, said once in the CUDA detail. */
     fleet("nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n[gpu]\npreset = H200\n");
