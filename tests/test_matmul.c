@@ -534,6 +534,46 @@ static void test_samples_spread(void **state)
     }
 }
 
+/* Sampled verification checks VERIFY_SAMPLES entries, the four corners
+ * first: with 4 samples exactly the corners are looked at (an output wrong
+ * everywhere else passes), and a single wrong corner fails, named as the
+ * worst entry. */
+static void test_samples_corners(void **state)
+{
+    (void)state;
+    enum { M = 9, N = 7, K = 2 };
+    static float a[M * K], b[K * N], c[M * N];
+    for (int i = 0; i < M * K; i++)
+        a[i] = 1.0f;
+    for (int i = 0; i < K * N; i++)
+        b[i] = 1.0f;
+    gp_mm_job job;
+    memset(&job, 0, sizeof job);
+    job.m = M;
+    job.n = N;
+    job.k = K;
+    job.dtype = GPUPROBE_DTYPE_FP32;
+    job.seed = 42;
+    job.verify_samples = 4;
+    static const int ci[4] = {0, 0, M - 1, M - 1}, cj[4] = {0, N - 1, 0, N - 1};
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            c[i * N + j] = (i == 0 || i == M - 1) && (j == 0 || j == N - 1) ? (float)K : 1e3f;
+    gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, c, GP_ELEM_F32);
+    assert_int_equal(job.verified, 1);
+    assert_true(job.max_error == 0.0);
+    for (int t = 0; t < 4; t++) {
+        for (int i = 0; i < M * N; i++)
+            c[i] = (float)K;
+        c[ci[t] * N + cj[t]] = (float)K + 1.0f;
+        gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, c, GP_ELEM_F32);
+        if (job.verified != 0)
+            fail_msg("a wrong C[%d][%d] passed", ci[t], cj[t]);
+        assert_int_equal(job.worst_i, ci[t]);
+        assert_int_equal(job.worst_j, cj[t]);
+    }
+}
+
 /* The tolerance is the documented bound, exactly: fp32/fp64 u (2 + min(k,
  * 8R)) with R the spread of the partial sums (none counts as 0); tf32
  * 2^-9 + 2^-20 for its rounded inputs plus 2^-20 (8 + sqrt(k)); fp16/bf16
@@ -1416,6 +1456,7 @@ int main(void)
         cmocka_unit_test(test_generator_values),
         cmocka_unit_test(test_elements),
         cmocka_unit_test(test_samples_spread),
+        cmocka_unit_test(test_samples_corners),
         cmocka_unit_test(test_tolerance_formula),
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_peaks),

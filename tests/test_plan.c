@@ -313,6 +313,18 @@ static void test_inference_breakdown(void **state)
     /* a chunk longer than the context is the context */
     set(o, GPUPROBE_PLAN_PREFILL_CHUNK, 100000);
     assert_true(plan_of(m, o).activation_bytes == p.activation_bytes);
+    /* fp32 and fp64 weights compute in their own dtype (4 and 8 bytes a
+     * value, the KV cache too); the logits stay fp32 */
+    gpuprobe_plan_options *wide = opts_new();
+    set(wide, GPUPROBE_PLAN_WEIGHTS_DTYPE, GPUPROBE_DTYPE_FP32);
+    gpuprobe_plan f32 = plan_of(m, wide);
+    assert_true(f32.activation_bytes == 2 * UINT64_C(419430400) + UINT64_C(513024));
+    assert_true(f32.kv_cache_bytes == 2 * UINT64_C(536870912));
+    set(wide, GPUPROBE_PLAN_WEIGHTS_DTYPE, GPUPROBE_DTYPE_FP64);
+    gpuprobe_plan f64 = plan_of(m, wide);
+    assert_true(f64.activation_bytes == 4 * UINT64_C(419430400) + UINT64_C(513024));
+    assert_true(f64.kv_cache_bytes == 4 * UINT64_C(536870912));
+    gpuprobe_plan_options_destroy(wide);
     /* weights only: no KV cache, no activations */
     set(o, GPUPROBE_PLAN_WORKLOAD, GPUPROBE_WORKLOAD_WEIGHTS);
     gpuprobe_plan w = plan_of(m, o);
@@ -973,6 +985,28 @@ static void test_plan_gpus(void **state)
     assert_int_equal(gpuprobe_plan_gpus(ctx, m, NULL, 0, NULL, NULL, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_plan_gpus(NULL, m, NULL, 0, &count, NULL, 0), GPUPROBE_ERR_INVALID_ARGUMENT);
     gpuprobe_model_destroy(empty);
+    fleet_done(ctx);
+
+    /* the GPU with most free memory is found wherever it is, and named when
+     * nothing fits */
+    static const gp_fake_cuda_device rising[] = {
+        {"Sim A100 40GB", 8, 0, 40 * GiB, 24 * GiB, 0},
+        {"Sim A100 40GB", 8, 0, 40 * GiB, 30 * GiB, 0},
+        {"Sim A100 40GB", 8, 0, 40 * GiB, 36 * GiB, 0},
+    };
+    static const gp_fake_cuda three = {GPUPROBE_CUDA_AVAILABLE, "simulated", 3, rising};
+    ctx = fleet_ctx(&three, 0x7);
+    count = 0;
+    assert_int_equal(gpuprobe_plan_gpus(ctx, small, NULL, 0, &count, devs, 8), GPUPROBE_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(devs[0], 3);
+    assert_int_equal(gpuprobe_plan_gpus(ctx, m, o, 0, &count, devs, 8), GPUPROBE_ERR_NO_FIT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "no number of the 3 CUDA devices"));
+    char most[96];
+    snprintf(most, sizeof most, "the most free is %llu bytes (cuda:2)",
+             (unsigned long long)(36 * GiB));
+    if (!strstr(gpuprobe_last_error(ctx), most))
+        fail_msg("\"%s\" does not say \"%s\"", gpuprobe_last_error(ctx), most);
     fleet_done(ctx);
 
     /* one GPU (two devices: the CPU and it) is a pool too */

@@ -179,6 +179,7 @@ typedef struct env {
     gpuprobe_context *ctx;       /* set up unarmed, unless the call creates it */
     gpuprobe_matmul_options *opts;
     gpuprobe_matmul_result *result;
+    gpuprobe_plan_options *plan_opts;
     int use_fake;
     /* answers of the call */
     size_t count, device;
@@ -373,6 +374,21 @@ static gpuprobe_status do_options(env *e)
     return st;
 }
 
+static gpuprobe_status do_plan_options(env *e)
+{
+    gpuprobe_plan_options *o = (gpuprobe_plan_options *)&e;
+    gpuprobe_status st = gpuprobe_plan_options_create(&o);
+    if (st != GPUPROBE_OK) {
+        if (o != NULL)
+            fail_msg("plan_options_create failed but did not set *out to NULL");
+        return st;
+    }
+    if (o == NULL)
+        fail_msg("plan_options_create returned OK without an object");
+    e->plan_opts = o;
+    return st;
+}
+
 static gpuprobe_status matmul(env *e, int dtype, int threads)
 {
     gpuprobe_matmul_options *o = NULL;
@@ -427,6 +443,7 @@ static const scenario scenarios[] = {
     {"select_requirements", 1, 1, do_select, same_device},
     {"select_env", 1, 1, do_select_env, same_device},
     {"matmul_options_create", 0, 0, do_options, same_none},
+    {"plan_options_create", 0, 0, do_plan_options, same_none},
     {"matmul_cpu_fp32", 1, 0, do_matmul_fp32, same_i64},
     {"matmul_cpu_fp64_threads", 1, 0, do_matmul_fp64_2t, same_i64},
 };
@@ -448,6 +465,7 @@ static void teardown_env(env *e)
 {
     gpuprobe_matmul_result_destroy(e->result);
     gpuprobe_matmul_options_destroy(e->opts);
+    gpuprobe_plan_options_destroy(e->plan_opts);
     gpuprobe_context_destroy(e->ctx);
     memset(e, 0, sizeof *e);
 }

@@ -58,6 +58,7 @@ static const key keys[] = {
     {"context_bytes", S_GLOBAL, K_BYTES, G(ctx_bytes), 0},
     {"mode", S_GLOBAL, K_MODE, G(deferred), 0},
     {"gemm_bug", S_GLOBAL, K_BUG, G(gemm_bug), 0},
+    {"cublas_version", S_GLOBAL, K_INT, G(blas_version), 0},
     {"fail", S_GLOBAL, K_FAIL, 0, 0},
     {"fault_async", S_GLOBAL, K_FAULT_ASYNC, 0, 0},
     {"preset", S_GPU, K_PRESET, 0, 0},

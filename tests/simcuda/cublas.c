@@ -1,6 +1,7 @@
 /*
  * cublas.c - the simulated cuBLAS, built twice: libcublas.so.13 and
- * libcublas.so.12 (SIM_BLAS_VERSION, major * 10000 + minor * 100 + patch).
+ * libcublas.so.12 (SIM_BLAS_VERSION, major * 10000 + minor * 100 + patch;
+ * the cublas_version key changes what cublasGetVersion reports).
  *
  * Semantics simulated, from the cuBLAS documentation:
  * - cublasCreate initialises the CUDA runtime on the current device (the
@@ -101,7 +102,7 @@ cublasStatus_t CUBLASWINAPI cublasGetVersion_v2(cublasHandle_t handle, int *vers
     (void)handle;
     if (!version)
         LEAVE(CUBLAS_STATUS_INVALID_VALUE);
-    *version = SIM_BLAS_VERSION;
+    *version = sim.cfg.blas_version ? sim.cfg.blas_version : SIM_BLAS_VERSION;
     LEAVE(CUBLAS_STATUS_SUCCESS);
 }
 

@@ -390,6 +390,19 @@ static void visible_devices_mig(void **state)
     assert_int_equal(m.source, GPUPROBE_MEMORY_SOURCE_NVML);
     assert_false(unit_state(1).context_active);
     gpuprobe_context_destroy(ctx);
+
+    /* Without NVML the entry of CUDA_VISIBLE_DEVICES tells the instance
+     * (blanks around it and a prefix of the UUID, as CUDA accepts): it
+     * keeps its MIG- UUID and is a MIG instance. */
+    setenv("CUDA_VISIBLE_DEVICES", " MIG-7a1b0000\t ", 1);
+    setenv("GPUPROBE_NVML", "off", 1);
+    ctx = new_ctx();
+    unsetenv("GPUPROBE_NVML");
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_UUID), "MIG-7a1b0000-0000-4000-8000-000000000001");
+    assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 1);
+    gpuprobe_context_destroy(ctx);
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
 

@@ -36,12 +36,15 @@ static const char *const compute_types[] = {"CUBLAS_COMPUTE_32F", "CUBLAS_COMPUT
                                             "CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_32F"};
 
 static CUresult (*get_current)(CUcontext *);
+static cudaError_t (*get_last_error)(void);
 
 static int setup(void **state)
 {
     (void)state;
     if (!get_current)
         get_current = CUDA_FN(CUresult (*)(CUcontext *), "libcuda.so.1", "cuCtxGetCurrent");
+    if (!get_last_error)
+        get_last_error = CUDA_FN(cudaError_t (*)(void), "libcudart.so.13", "cudaGetLastError");
     return 0;
 }
 
@@ -223,6 +226,9 @@ static void failure_sweep(void **state)
                 check_status(ctx, st, calls[i].want, calls[i].func);
                 assert_null(r);
                 assert_contains(gpuprobe_last_error(ctx), calls[i].named);
+                /* The runtime's last error is the application's: the
+                 * library's failed call does not show there. */
+                assert_int_equal(get_last_error(), cudaSuccess);
                 if (i == pop)
                     assert_left_nothing_but_current(0);
                 else
@@ -430,6 +436,76 @@ static void two_gpus_released(void **state)
     }
 }
 
+/* What a result says of the computation: the cuBLAS version that
+ * cublasGetVersion reports (major * 10000 + minor * 100 + patch, each part
+ * at an edge: 13.0.2, 12.99.99), the types, and the math mode with the
+ * environment variables that change what cuBLAS does behind it, their
+ * values quoted (at most 8 characters). */
+static void described(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *config, *backend;
+    } versions[] = {
+        {"", "cuBLAS 13.1.0 (cublasGemmEx, A/B CUDA_R_16F, C CUDA_R_32F)"},
+        {"cublas_version = 130002\n", "cuBLAS 13.0.2 (cublasGemmEx, A/B CUDA_R_16F, C CUDA_R_32F)"},
+        {"cublas_version = 129999\n", "cuBLAS 12.99.99 (cublasGemmEx, A/B CUDA_R_16F, C CUDA_R_32F)"},
+    };
+    static const struct {
+        const char *tf32, *emulate, *math;
+    } modes[] = {
+        {NULL, NULL, "CUBLAS_DEFAULT_MATH"},
+        {NULL, "1", "CUBLAS_DEFAULT_MATH; CUBLAS_EMULATE_SINGLE_PRECISION=1"},
+        {"0", NULL, "CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=0"},
+        {"0", "123456789",
+         "CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=0; CUBLAS_EMULATE_SINGLE_PRECISION=12345678..."},
+    };
+    for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
+        char text[128];
+        snprintf(text, sizeof text, "%s%s", versions[v].config, h200);
+        fleet(text);
+        gpuprobe_context *ctx = new_ctx();
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            if (modes[m].tf32)
+                setenv("NVIDIA_TF32_OVERRIDE", modes[m].tf32, 1);
+            if (modes[m].emulate)
+                setenv("CUBLAS_EMULATE_SINGLE_PRECISION", modes[m].emulate, 1);
+            gpuprobe_matmul_result *r = run(ctx, 1, 9, 5, 3, GPUPROBE_DTYPE_FP16, GPUPROBE_OK);
+            unsetenv("NVIDIA_TF32_OVERRIDE");
+            unsetenv("CUBLAS_EMULATE_SINGLE_PRECISION");
+            const char *s = NULL;
+            assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_BACKEND, &s), GPUPROBE_OK);
+            assert_string_equal(s, versions[v].backend);
+            assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_MATH_MODE, &s), GPUPROBE_OK);
+            assert_string_equal(s, modes[m].math);
+            gpuprobe_matmul_result_destroy(r);
+        }
+        gpuprobe_context_destroy(ctx);
+    }
+}
+
+/* Whether a library whose file name is base is mapped in this process. */
+static int find_object(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    const char *path = info->dlpi_name ? info->dlpi_name : "";
+    const char *slash = strrchr(path, '/');
+    return strcmp(slash ? slash + 1 : path, (const char *)base) == 0;
+}
+
+/* cuBLAS, once a handle was created, has state of its own (threads, exit
+ * handlers): gpuprobe_context_destroy() leaves it mapped. This program never
+ * opens cuBLAS itself, so only the library's handle could keep it. */
+static void cublas_stays_loaded(void **state)
+{
+    (void)state;
+    fleet(h200);
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_result_destroy(run(ctx, 1, 9, 5, 3, GPUPROBE_DTYPE_FP32, GPUPROBE_OK));
+    gpuprobe_context_destroy(ctx);
+    assert_int_not_equal(dl_iterate_phdr(find_object, (void *)"libcublas.so.13"), 0);
+}
+
 typedef struct worker {
     int index;
     char error[512];
@@ -510,6 +586,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(two_gpus_released, setup, teardown),
         cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(described, setup, teardown),
+        cmocka_unit_test_setup_teardown(cublas_stays_loaded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -594,6 +594,28 @@ static void nvml_missing(void **state)
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
+/* With NVML turned off, a plan over the GPUs reads their free memory
+ * through CUDA contexts, as the memory query does without flags. */
+static void plan_without_nvml(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = A100-40GB\n[gpu]\npreset = H200\n");
+    setenv("GPUPROBE_NVML", "off", 1);
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    unsetenv("GPUPROBE_NVML");
+    gpuprobe_model *model = NULL;
+    assert_int_equal(gpuprobe_model_create(&model), GPUPROBE_OK);
+    /* 48 GB (1.2 x 40 GB in bf16): only the H200 */
+    assert_int_equal(gpuprobe_model_set(model, GPUPROBE_MODEL_PARAMS, INT64_C(20000000000)), GPUPROBE_OK);
+    size_t count = 0, devs[4] = {0};
+    EXPECT(ctx, gpuprobe_plan_gpus(ctx, model, NULL, 0, &count, devs, 4), GPUPROBE_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(devs[0], 2);
+    gpuprobe_model_destroy(model);
+    gpuprobe_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "missing") == 0) {
@@ -608,6 +630,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(fleet8_untouched, setup),
         cmocka_unit_test_setup(own_context_after_work, setup),
+        cmocka_unit_test_setup(plan_without_nvml, setup),
         cmocka_unit_test_setup(nvml_index_and_order, setup),
         cmocka_unit_test_setup(mig_instances, setup),
         cmocka_unit_test_setup(nvml_fails_once, setup),

@@ -233,6 +233,7 @@ typedef struct sim_config {
     uint64_t ctx_bytes;      /* default context cost */
     int deferred;
     int gemm_bug;
+    int blas_version;        /* what cublasGetVersion reports; 0: the library's own */
     sim_unit units[SIM_MAX_UNITS];
     int nunits;
     sim_rule rules[SIM_MAX_RULES];
