@@ -51,6 +51,8 @@ void *__wrap_realloc(void *p, size_t size);
 void __wrap_free(void *p);
 
 static int armed;          /* count (and maybe fail) allocations */
+static size_t grown[16];   /* realloc() sizes asked for while recording */
+static int n_grown, recording;
 static long fail_at;       /* 1-based index of the allocation to fail; 0 none */
 static long n_allocs;      /* allocations seen while armed */
 static long n_failed;      /* allocations failed while armed */
@@ -138,6 +140,8 @@ void *__wrap_realloc(void *p, size_t size)
         live_del(p);
         return __real_realloc(p, 0);
     }
+    if (recording && n_grown < 16)
+        grown[n_grown++] = size;
     if (should_fail())
         return NULL; /* p stays valid, as after a real failure */
     void *q = __real_realloc(p, size);
@@ -519,6 +523,54 @@ static void run_scenario(void **state)
     unsetenv("GPUPROBE_DEVICE");
 }
 
+/* ---- how a whole-file read grows its buffer ---- */
+
+/* gp_read_text() of a file of `len` bytes under the bound max: the sizes
+ * it asks realloc() for, compared with want (0-terminated). */
+static void read_grows(size_t len, size_t max, int rc, const size_t *want)
+{
+    char *body = __real_malloc(len + 1);
+    assert_non_null(body);
+    for (size_t i = 0; i < len; i++)
+        body[i] = (char)('a' + i % 26);
+    body[len] = '\0';
+    sr_put(cgroup_root, "grow", body);
+    n_grown = 0;
+    recording = 1;
+    char *text = NULL;
+    int r = gp_read_text(cgroup_root, "/grow", max, &text);
+    recording = 0;
+    assert_int_equal(r, rc);
+    if (r == 0)
+        assert_string_equal(text, body);
+    free(text);
+    __real_free(body);
+    int n = 0;
+    while (want[n])
+        n++;
+    for (int i = 0; i < n && i < n_grown; i++)
+        if (grown[i] != want[i])
+            fail_msg("file of %zu bytes, bound %zu: realloc %d asked for %zu bytes, "
+                     "not %zu", len, max, i + 1, grown[i], want[i]);
+    assert_int_equal(n_grown, n);
+}
+
+/* The first read takes 4 KiB (the bound, when smaller); each further one
+ * doubles the buffer, up to the bound; one byte more holds the NUL. */
+static void read_text_growth(void **state)
+{
+    (void)state;
+    read_grows(100, 1 << 20, 0, (const size_t[]){4097, 0});
+    read_grows(5000, 1 << 20, 0, (const size_t[]){4097, 8193, 0});
+    read_grows(100, 50, -1, (const size_t[]){51, 0});
+    read_grows(4097, 4097, 0, (const size_t[]){4097, 4098, 0});
+    read_grows(4096, 4096, 0, (const size_t[]){4097, 0});
+    /* at exactly half the bound the buffer still doubles */
+    read_grows(8193, 8193, 0, (const size_t[]){4097, 8193, 8194, 0});
+    read_grows(8194, 8193, -1, (const size_t[]){4097, 8193, 8194, 0});
+    read_grows(9000, 9000, 0, (const size_t[]){4097, 8193, 9001, 0});
+}
+
 int main(void)
 {
     unsetenv("GPUPROBE_DEVICE");
@@ -533,6 +585,8 @@ int main(void)
         tests[i] = t;
     }
     int rc = _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
+    const struct CMUnitTest reads[] = {cmocka_unit_test(read_text_growth)};
+    rc |= cmocka_run_group_tests_name("fault_alloc_reads", reads, NULL, NULL);
     sr_rm_tree(cgroup_root);
     return rc;
 }
