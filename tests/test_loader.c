@@ -39,6 +39,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -760,8 +761,9 @@ static void assert_refused_with(int workers)
     snprintf(want, sizeof want, "loading OpenBLAS (libopenblas.so.0) needs %llu bytes", need);
     if (!strstr(msg, want))
         fail_msg("\"%s\" does not say \"%s\"", msg, want);
-    snprintf(want, sizeof want, "the library, and %d pool thread%s with", workers,
-             workers == 1 ? "" : "s");
+    snprintf(want, sizeof want, "the library, and %d pool thread%s with a buffer of "
+             "%.1f MiB and a stack of %.1f MiB each)", workers, workers == 1 ? "" : "s",
+             (double)GP_OPENBLAS_BUFFER / 1048576.0, (double)default_stack_bytes() / 1048576.0);
     if (!strstr(msg, want))
         fail_msg("\"%s\" does not say \"%s\"", msg, want);
 }
@@ -938,10 +940,16 @@ static void openblas_load_wait_gives_up(void **state)
     (void)state;
     int done = 0;
     alarm(30); /* a wait that never ends kills the program */
+    struct mallinfo2 before = mallinfo2();
     double s = load_with_pool(3, NULL, 0, &done);
+    struct mallinfo2 after = mallinfo2();
     alarm(0);
     if (s < 0.9 || s > 10)
         fail_msg("the load took %.3f s, not about one second", s);
+    /* VmSize was read about a thousand times: each read's text freed */
+    if (after.uordblks > before.uordblks + (1u << 20))
+        fail_msg("the heap grew by %zu bytes during the wait",
+                 after.uordblks - before.uordblks);
 }
 
 /* No pool thread (the caller's only): nothing to wait for, even when
@@ -1000,6 +1008,127 @@ static void openblas_load_vm_unknown_no_wait(void **state)
         fail_msg("the load took %.3f s with VmSize unknown", s);
 }
 
+/* A CPU matmul refused for address space says what OpenBLAS maps: the
+ * calling thread's buffer, and the new pool threads' buffers and stacks
+ * when the run starts any. */
+static void cpu_matmul_space_detail(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t threads;
+        const char *tail;
+    } cases[] = {
+        {1, "the calling thread's buffer), but"},
+        {2, "the calling thread's buffer and the buffers and stacks of 1 new pool "
+            "thread), but"},
+        {3, "the calling thread's buffer and the buffers and stacks of 2 new pool "
+            "threads), but"},
+    };
+    blas_set_threads(1);
+    cpus_faked = 1;
+    fake_cpus = 1; /* the load starts no pool thread */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* room for the load (64 MiB), not for a 128 MiB buffer */
+        unsigned long long vm_kib =
+            (unsigned long long)((RLIM_INFINITY - 1) >> 10) - 100 * 1024;
+        set_limit_and_status(vm_kib);
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        gpuprobe_matmul_options *o = NULL;
+        assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 64), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS,
+                                                     cases[i].threads), GPUPROBE_OK);
+        gpuprobe_matmul_result *r = NULL;
+        gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
+        restore_limit();
+        assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+        assert_null(r);
+        const char *msg = gpuprobe_last_error(ctx);
+        assert_non_null(ctx->openblas);
+        gp_blas_cost c;
+        gp_openblas_cost(ctx->openblas, cases[i].threads, 64, 64, 64, 4, &c);
+        char want[256];
+        snprintf(want, sizeof want, "bytes, OpenBLAS %llu bytes: %s",
+                 (unsigned long long)c.address_space, cases[i].tail);
+        if (!strstr(msg, want))
+            fail_msg("\"%s\" does not say \"%s\"", msg, want);
+        gpuprobe_matmul_options_destroy(o);
+        gpuprobe_context_destroy(ctx);
+    }
+    cpus_faked = 0;
+}
+
+/* No limit on the address space, or nothing known of the host's memory:
+ * the load does not wait for the pool (and leaves no error behind). */
+static void openblas_load_unlimited_no_wait(void **state)
+{
+    (void)state;
+    blas_set_threads(3);
+    for (int known = 0; known < 2; known++) {
+        if (known) /* MemAvailable 0: the load needs address space, not memory */
+            sr_put(root, "proc/meminfo", "MemTotal: 16000000 kB\nMemAvailable: 0 kB\n");
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        const gp_openblas *ob = NULL;
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_OK);
+        double s = seconds_since(&t0);
+        assert_ptr_equal(ob->lib, blas_handle);
+        assert_string_equal(gpuprobe_last_error(ctx), "");
+        if (s > 0.5)
+            fail_msg("the load took %.3f s with no limit (host memory %s)", s,
+                     known ? "known" : "unknown");
+        gpuprobe_context_destroy(ctx);
+    }
+    assert_int_equal(blas_opens, 2);
+}
+
+/* MAX_THREADS=N of the build configuration caps a run's threads: a
+ * positive decimal below 2^20; anything else, or no such word, says
+ * nothing (0). */
+static void openblas_config_max_threads(void **state)
+{
+    (void)state;
+    void (*set_config)(const char *) = NULL;
+    assert_int_equal(gp_dlsym(blas_handle, "fake_openblas_set_config", &set_config,
+                              sizeof set_config), 0);
+    static const struct {
+        const char *config;
+        int max;
+    } cases[] = {
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64", 64},
+        {"OpenBLAS 0.3.21 MAX_THREADS=10 Zen", 10},
+        {"OpenBLAS MAX_THREADS=1", 1},
+        {"OpenBLAS MAX_THREADS=1048575", 1048575},
+        {"OpenBLAS MAX_THREADS=600000", 600000},
+        {"OpenBLAS MAX_THREADS=1048576", 0},
+        {"OpenBLAS MAX_THREADS=5000000000", 0},
+        {"OpenBLAS MAX_THREADS=0", 0},
+        {"OpenBLAS MAX_THREADS=-5", 0},
+        {"OpenBLAS MAX_THREADS=", 0},
+        {"OpenBLAS 0.3.21 Haswell", 0},
+        {NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        set_config(cases[i].config);
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        const gp_openblas *ob = NULL;
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_OK);
+        if (ob->max_threads != cases[i].max)
+            fail_msg("\"%s\": MAX_THREADS %d, not %d",
+                     cases[i].config ? cases[i].config : "(none)", ob->max_threads,
+                     cases[i].max);
+        gpuprobe_context_destroy(ctx);
+    }
+    set_config("OpenBLAS 0.0.0 FAKE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1019,6 +1148,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_load_wait_gives_up, blas_setup, blas_teardown),
         cmocka_unit_test_setup_teardown(openblas_load_no_pool_no_wait, blas_setup, blas_teardown),
         cmocka_unit_test_setup_teardown(openblas_load_vm_unknown_no_wait, blas_setup,
+                                        blas_teardown),
+        cmocka_unit_test_setup_teardown(cpu_matmul_space_detail, blas_setup, blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_load_unlimited_no_wait, blas_setup,
+                                        blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_config_max_threads, blas_setup,
                                         blas_teardown),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);

@@ -107,6 +107,25 @@ static void test_host_memory_real(void **state)
 
 /* ---- fake trees ---- */
 
+/* A memory.stat value too large for 64 bits is malformed: skipped, the
+ * next line of the same key counts. */
+static void test_cgroup_stat_overflow(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "0::/app.scope\n");
+    sr_put(root, "sys/fs/cgroup/app.scope/memory.max", "4294967296\n");
+    sr_put(root, "sys/fs/cgroup/app.scope/memory.current", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/app.scope/memory.stat",
+        "anon 1000\ninactive_file 99999999999999999999\ninactive_file 268435456\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 4 * GIB);
+    assert_int_equal(info.available_bytes, 4 * GIB - 768 * MIB);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_v2_limit(void **state)
 {
     (void)state;
@@ -1034,6 +1053,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_memory_real),
         cmocka_unit_test(test_cgroup_v2_limit),
+        cmocka_unit_test(test_cgroup_stat_overflow),
         cmocka_unit_test(test_cgroup_long_files),
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
