@@ -35,6 +35,9 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "cpu_blas.h"
+
+#include <dlfcn.h>
 #include "../sysroot_util.h"
 
 int openblas_get_num_threads(void);
@@ -571,6 +574,53 @@ static void read_text_growth(void **state)
     read_grows(9000, 9000, 0, (const size_t[]){4097, 8193, 9001, 0});
 }
 
+/* ---- loading OpenBLAS when host memory runs out ---- */
+
+/* OpenBLAS is never already in the process: each load is checked. */
+static void *not_loaded_dlopen(const char *file, int mode)
+{
+    if (strcmp(file, GP_OPENBLAS_SONAME) == 0 && (mode & RTLD_NOLOAD))
+        return NULL;
+    return dlopen(file, mode);
+}
+
+/* Every allocation of a new load (its record, the reads of the host's
+ * memory and limits that check it) failing in turn: the load is refused
+ * as out of memory, never made unchecked, and nothing leaks; the next
+ * try loads. */
+static void openblas_load_out_of_memory(void **state)
+{
+    (void)state;
+    gp_test_dlopen = not_loaded_dlopen;
+    gpuprobe_context *ctx = NULL;
+    const gp_openblas *ob = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    arm(0);
+    gpuprobe_status st = gp_openblas_get(ctx, &ob);
+    disarm();
+    long n = n_allocs;
+    assert_int_equal(st, GPUPROBE_OK);
+    gpuprobe_context_destroy(ctx);
+    assert_true(n >= 2);
+    long baseline = n_live;
+    for (long k = 1; k <= n; k++) {
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        arm(k);
+        st = gp_openblas_get(ctx, &ob);
+        disarm();
+        assert_int_equal(n_failed, 1);
+        if (st != GPUPROBE_ERR_OUT_OF_MEMORY)
+            fail_msg("allocation %ld of %ld failed: %s (%s), not out_of_memory", k, n,
+                     gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+        assert_null(ctx->openblas);
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_OK);
+        gpuprobe_context_destroy(ctx);
+        if (n_live != baseline)
+            fail_msg("allocation %ld failed: %ld block(s) leaked", k, n_live - baseline);
+    }
+    gp_test_dlopen = NULL;
+}
+
 int main(void)
 {
     unsetenv("GPUPROBE_DEVICE");
@@ -585,7 +635,8 @@ int main(void)
         tests[i] = t;
     }
     int rc = _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
-    const struct CMUnitTest reads[] = {cmocka_unit_test(read_text_growth)};
+    const struct CMUnitTest reads[] = {cmocka_unit_test(read_text_growth),
+                                       cmocka_unit_test(openblas_load_out_of_memory)};
     rc |= cmocka_run_group_tests_name("fault_alloc_reads", reads, NULL, NULL);
     sr_rm_tree(cgroup_root);
     return rc;
