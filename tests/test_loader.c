@@ -1145,6 +1145,46 @@ static void openblas_config_max_threads(void **state)
     set_config("OpenBLAS 0.0.0 FAKE");
 }
 
+/* The pool as OpenBLAS reports it: the threads it holds (the caller
+ * among them) and whether they run. Running threads cost nothing new; a
+ * stopped pool (after a fork) restarts all but the caller. A thread count
+ * below one counts as one. */
+static int no_threads(void) { return 0; }
+
+static void openblas_cost_pool_state(void **state)
+{
+    (void)state;
+    gp_openblas b;
+    memset(&b, 0, sizeof b);
+    b.get_num_threads = five_threads;
+    int held = 4, running = 1;
+    b.pool_threads = &held;
+    b.pool_running = &running;
+    gp_blas_cost c;
+    uint64_t thread = GP_OPENBLAS_BUFFER + default_stack_bytes();
+    gp_openblas_cost(&b, 6, 100, 80, 60, 4, &c);
+    assert_int_equal(c.threads, 6);
+    assert_int_equal(c.new_threads, 2); /* 5 workers, 3 running */
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER + 2 * thread);
+    gp_openblas_cost(&b, 2, 100, 80, 60, 4, &c); /* fewer than it holds */
+    assert_int_equal(c.threads, 2);
+    assert_int_equal(c.new_threads, 0);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER);
+    running = 0;
+    gp_openblas_cost(&b, 2, 100, 80, 60, 4, &c); /* stopped: its 3 restart */
+    assert_int_equal(c.new_threads, 3);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER + 3 * thread);
+    gp_openblas_cost(&b, 6, 100, 80, 60, 4, &c);
+    assert_int_equal(c.new_threads, 5);
+    b.pool_threads = b.pool_running = NULL;
+    b.get_num_threads = no_threads;
+    gp_openblas_cost(&b, 0, 100, 80, 60, 4, &c);
+    assert_int_equal(c.threads, 1);
+    assert_int_equal(c.new_threads, 0);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER);
+    assert_int_equal(c.memory, UINT64_C(4) * 60 * (80 + 100));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1159,6 +1199,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
         cmocka_unit_test(openblas_cost),
         cmocka_unit_test(openblas_cost_thread_stack),
+        cmocka_unit_test(openblas_cost_pool_state),
         cmocka_unit_test_setup_teardown(openblas_load_counts_threads, blas_setup, blas_teardown),
         cmocka_unit_test_setup_teardown(openblas_load_waits_for_pool, blas_setup, blas_teardown),
         cmocka_unit_test_setup_teardown(openblas_load_wait_gives_up, blas_setup, blas_teardown),
