@@ -388,6 +388,20 @@ static void openblas_lacks_function(void **state)
         gpuprobe_matmul_options_destroy(o);
         gpuprobe_context_destroy(ctx);
     }
+    /* Refused again and again: nothing kept, nothing leaked. */
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    const gp_openblas *ob = NULL;
+    assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_ERR_UNSUPPORTED);
+    struct mallinfo2 before = mallinfo2();
+    for (int i = 0; i < 500; i++)
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_ERR_UNSUPPORTED);
+    struct mallinfo2 after = mallinfo2();
+    assert_null(ctx->openblas);
+    if (after.uordblks > before.uordblks + 16 * 1024)
+        fail_msg("500 refused loads: the heap grew by %zu bytes",
+                 after.uordblks - before.uordblks);
+    gpuprobe_context_destroy(ctx);
 }
 
 /* The negative control: an OpenBLAS whose gemm computes nothing. The
@@ -498,6 +512,16 @@ static void openblas_bound(void **state)
     };
 #undef F
     assert_bound(ob, ob->lib, blas_bound, sizeof blas_bound / sizeof blas_bound[0]);
+    /* the pool's two variables, both or neither */
+    const void *threads = dlsym(ob->lib, "blas_num_threads");
+    const void *running = dlsym(ob->lib, "blas_server_avail");
+    if (threads && running) {
+        assert_ptr_equal(ob->pool_threads, threads);
+        assert_ptr_equal(ob->pool_running, running);
+    } else {
+        assert_null(ob->pool_threads);
+        assert_null(ob->pool_running);
+    }
     /* loaded once per context */
     const gp_openblas *again = NULL;
     assert_int_equal(gp_openblas_get(ctx, &again), GPUPROBE_OK);
