@@ -37,7 +37,15 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "cpu_blas.h"
@@ -380,6 +388,20 @@ static void openblas_lacks_function(void **state)
         gpuprobe_matmul_options_destroy(o);
         gpuprobe_context_destroy(ctx);
     }
+    /* Refused again and again: nothing kept, nothing leaked. */
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    const gp_openblas *ob = NULL;
+    assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_ERR_UNSUPPORTED);
+    struct mallinfo2 before = mallinfo2();
+    for (int i = 0; i < 500; i++)
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_ERR_UNSUPPORTED);
+    struct mallinfo2 after = mallinfo2();
+    assert_null(ctx->openblas);
+    if (after.uordblks > before.uordblks + 16 * 1024)
+        fail_msg("500 refused loads: the heap grew by %zu bytes",
+                 after.uordblks - before.uordblks);
+    gpuprobe_context_destroy(ctx);
 }
 
 /* The negative control: an OpenBLAS whose gemm computes nothing. The
@@ -490,6 +512,16 @@ static void openblas_bound(void **state)
     };
 #undef F
     assert_bound(ob, ob->lib, blas_bound, sizeof blas_bound / sizeof blas_bound[0]);
+    /* the pool's two variables, both or neither */
+    const void *threads = dlsym(ob->lib, "blas_num_threads");
+    const void *running = dlsym(ob->lib, "blas_server_avail");
+    if (threads && running) {
+        assert_ptr_equal(ob->pool_threads, threads);
+        assert_ptr_equal(ob->pool_running, running);
+    } else {
+        assert_null(ob->pool_threads);
+        assert_null(ob->pool_running);
+    }
     /* loaded once per context */
     const gp_openblas *again = NULL;
     assert_int_equal(gp_openblas_get(ctx, &again), GPUPROBE_OK);
@@ -541,6 +573,642 @@ static void openblas_cost(void **state)
     assert_int_equal(c.memory, GP_OPENBLAS_BUFFER);
 }
 
+/* ---- OpenBLAS's pool, as the library counts it before and after a load ----
+ *
+ * The library reads the CPUs and the default thread attributes through
+ * sysconf() and pthread_getattr_default_np(); this program defines both
+ * (the archive's references resolve to them), passing through to the C
+ * library unless a case sets a figure or a failure. */
+
+static long fake_cpus;        /* the CPUs configured, when cpus_faked */
+static int cpus_faked;
+static int attr_read_fails;   /* pthread_getattr_default_np fails (ENOMEM) */
+static int attr_reads, attr_destroys; /* counted while count_attrs is set */
+static int count_attrs;
+static void (*on_cpu_count)(void); /* called when the CPUs are asked for */
+
+long sysconf(int name)
+{
+    static long (*real)(int);
+    if (!real)
+        assert_int_equal(gp_dlsym(RTLD_NEXT, "sysconf", &real, sizeof real), 0);
+    if (name == _SC_NPROCESSORS_CONF) {
+        if (on_cpu_count)
+            on_cpu_count();
+        if (cpus_faked)
+            return fake_cpus;
+    }
+    return real(name);
+}
+
+int pthread_getattr_default_np(pthread_attr_t *attr)
+{
+    static int (*real)(pthread_attr_t *);
+    if (!real)
+        assert_int_equal(gp_dlsym(RTLD_NEXT, "pthread_getattr_default_np", &real,
+                                  sizeof real), 0);
+    if (attr_read_fails)
+        return ENOMEM;
+    int r = real(attr);
+    if (r == 0 && count_attrs)
+        attr_reads++;
+    return r;
+}
+
+int pthread_attr_destroy(pthread_attr_t *attr)
+{
+    static int (*real)(pthread_attr_t *);
+    if (!real)
+        assert_int_equal(gp_dlsym(RTLD_NEXT, "pthread_attr_destroy", &real, sizeof real),
+                         0);
+    if (count_attrs)
+        attr_destroys++;
+    return real(attr);
+}
+
+/* One more thread's stack and guard, as pthread_create() maps them. */
+static uint64_t default_stack_bytes(void)
+{
+    pthread_attr_t attr;
+    size_t stack = 0, guard = 0;
+    assert_int_equal(pthread_getattr_default_np(&attr), 0);
+    assert_int_equal(pthread_attr_getstacksize(&attr, &stack), 0);
+    assert_int_equal(pthread_attr_getguardsize(&attr, &guard), 0);
+    pthread_attr_destroy(&attr);
+    return (uint64_t)stack + guard;
+}
+
+/* A thread that starts costs its buffer and the stack and guard the
+ * process's default thread attributes give (8 MiB and a page when they
+ * cannot be read); every attribute object read is destroyed again. */
+static void openblas_cost_thread_stack(void **state)
+{
+    (void)state;
+    gp_openblas b;
+    memset(&b, 0, sizeof b);
+    b.get_num_threads = five_threads;
+    gp_blas_cost c;
+
+    pthread_attr_t saved, attr;
+    assert_int_equal(pthread_getattr_default_np(&saved), 0);
+    assert_int_equal(pthread_attr_init(&attr), 0);
+    assert_int_equal(pthread_attr_setstacksize(&attr, (size_t)3 << 20), 0);
+    assert_int_equal(pthread_attr_setguardsize(&attr, 16 * 4096), 0);
+    assert_int_equal(pthread_setattr_default_np(&attr), 0);
+    pthread_attr_destroy(&attr);
+    assert_int_equal(default_stack_bytes(), (UINT64_C(3) << 20) + 16 * 4096);
+    attr_reads = attr_destroys = 0;
+    count_attrs = 1;
+    gp_openblas_cost(&b, 3, 100, 80, 60, 4, &c);
+    count_attrs = 0;
+    assert_int_equal(c.new_threads, 2);
+    assert_int_equal(c.address_space,
+                     GP_OPENBLAS_BUFFER +
+                         2 * (GP_OPENBLAS_BUFFER + (UINT64_C(3) << 20) + 16 * 4096));
+    assert_true(attr_reads >= 1);
+    assert_int_equal(attr_destroys, attr_reads);
+    assert_int_equal(pthread_setattr_default_np(&saved), 0);
+    pthread_attr_destroy(&saved);
+
+    attr_read_fails = 1;
+    gp_openblas_cost(&b, 2, 100, 80, 60, 4, &c);
+    attr_read_fails = 0;
+    assert_int_equal(c.new_threads, 1);
+    assert_int_equal(c.address_space,
+                     2 * GP_OPENBLAS_BUFFER + (UINT64_C(8) << 20) + 4096);
+}
+
+/* The seam for the loads below: OpenBLAS is never already in the process
+ * (so the library checks and counts the load), and "loading" it returns
+ * the fake one (tests/fakelib) after calling on_open. */
+static void *blas_handle;
+static void (*blas_set_threads)(int);
+static int blas_opens;
+static void (*on_open)(void);
+
+static void *fresh_dlopen(const char *file, int mode)
+{
+    if (strcmp(file, GP_OPENBLAS_SONAME) != 0)
+        return dlopen(file, mode);
+    if (mode & RTLD_NOLOAD)
+        return NULL;
+    blas_opens++;
+    if (on_open)
+        on_open();
+    return blas_handle;
+}
+
+static struct rlimit as_saved;
+
+/* A root whose /proc/self/status says VmSize, VmData (in KiB), and an
+ * address-space limit of 2^64 - 2 bytes: the library sees a limit (and
+ * the room the status leaves under it), the process is not limited. */
+static void set_limit_and_status(unsigned long long vm_kib)
+{
+    char text[256];
+    snprintf(text, sizeof text, "Name:\tx\nVmSize:\t%llu kB\nVmData:\t1000 kB\n", vm_kib);
+    sr_put(root, "proc/self/status", text);
+    sr_put(root, "proc/meminfo", "MemTotal: 16000000 kB\nMemAvailable: 8000000 kB\n");
+    assert_int_equal(getrlimit(RLIMIT_AS, &as_saved), 0);
+    struct rlimit rl = as_saved;
+    rl.rlim_cur = RLIM_INFINITY - 1;
+    assert_int_equal(setrlimit(RLIMIT_AS, &rl), 0);
+}
+
+static void restore_limit(void) { assert_int_equal(setrlimit(RLIMIT_AS, &as_saved), 0); }
+
+static int blas_setup(void **state)
+{
+    setup(state);
+    char path[GP_PATH_LEN];
+    snprintf(path, sizeof path, "%s/openblas-noop/libopenblas.so.0", GP_FAKELIB_DIR);
+    blas_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(blas_handle);
+    assert_int_equal(gp_dlsym(blas_handle, "openblas_set_num_threads", &blas_set_threads,
+                              sizeof blas_set_threads), 0);
+    blas_opens = 0;
+    on_open = NULL;
+    on_cpu_count = NULL;
+    cpus_faked = 0;
+    gp_test_dlopen = fresh_dlopen;
+    return 0;
+}
+
+static int blas_teardown(void **state)
+{
+    blas_set_threads(1);
+    dlclose(blas_handle);
+    on_open = NULL;
+    on_cpu_count = NULL;
+    cpus_faked = 0;
+    return teardown(state);
+}
+
+/* The load refused under an address-space limit that leaves 32 MiB: the
+ * message, into msg. */
+static void refused_load(char *msg, size_t size)
+{
+    unsigned long long vm_kib = (unsigned long long)((RLIM_INFINITY - 1) >> 10) - 32 * 1024;
+    set_limit_and_status(vm_kib);
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    gp_test_set_sysroot(ctx, root);
+    const gp_openblas *ob = NULL;
+    gpuprobe_status st = gp_openblas_get(ctx, &ob);
+    restore_limit();
+    assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_int_equal(blas_opens, 0);
+    snprintf(msg, size, "%s", gpuprobe_last_error(ctx));
+    gpuprobe_context_destroy(ctx);
+}
+
+static void set_thread_vars(const char *openblas, const char *goto_, const char *omp)
+{
+    const char *names[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"};
+    const char *values[] = {openblas, goto_, omp};
+    for (int i = 0; i < 3; i++) {
+        if (values[i])
+            assert_int_equal(setenv(names[i], values[i], 1), 0);
+        else
+            unsetenv(names[i]);
+    }
+}
+
+/* The refusal names the pool the load would start and what it needs:
+ * the image and, per thread besides the caller, a buffer and a stack. */
+static void assert_refused_with(int workers)
+{
+    char msg[1024], want[160];
+    refused_load(msg, sizeof msg);
+    unsigned long long need =
+        GP_OPENBLAS_IMAGE + (uint64_t)workers * (GP_OPENBLAS_BUFFER + default_stack_bytes());
+    snprintf(want, sizeof want, "loading OpenBLAS (libopenblas.so.0) needs %llu bytes", need);
+    if (!strstr(msg, want))
+        fail_msg("\"%s\" does not say \"%s\"", msg, want);
+    snprintf(want, sizeof want, "the library, and %d pool thread%s with a buffer of "
+             "%.1f MiB and a stack of %.1f MiB each)", workers, workers == 1 ? "" : "s",
+             (double)GP_OPENBLAS_BUFFER / 1048576.0, (double)default_stack_bytes() / 1048576.0);
+    if (!strstr(msg, want))
+        fail_msg("\"%s\" does not say \"%s\"", msg, want);
+}
+
+/* OpenBLAS starts OPENBLAS_NUM_THREADS threads, else GOTO_NUM_THREADS,
+ * else OMP_NUM_THREADS (the first that is a positive number), else one
+ * per CPU configured, at most 4096, and never more than the CPUs. */
+static void openblas_load_counts_threads(void **state)
+{
+    (void)state;
+    const char *was[3];
+    char saved[3][64];
+    const char *names[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"};
+    for (int i = 0; i < 3; i++) {
+        was[i] = getenv(names[i]);
+        if (was[i]) {
+            snprintf(saved[i], sizeof saved[i], "%s", was[i]);
+            was[i] = saved[i];
+        }
+    }
+    cpus_faked = 1;
+    fake_cpus = 6;
+    set_thread_vars(NULL, NULL, NULL);
+    assert_refused_with(5);
+    set_thread_vars("1", NULL, NULL);
+    assert_refused_with(0);
+    set_thread_vars("3", "2", "4");
+    assert_refused_with(2);
+    set_thread_vars(NULL, "2", NULL);
+    assert_refused_with(1);
+    set_thread_vars(NULL, NULL, "4");
+    assert_refused_with(3);
+    set_thread_vars("0", "many", "2"); /* not positive numbers: skipped */
+    assert_refused_with(1);
+    set_thread_vars("-3", NULL, NULL);
+    assert_refused_with(5);
+    set_thread_vars("10", NULL, NULL); /* more than the CPUs */
+    assert_refused_with(5);
+    set_thread_vars("6", NULL, NULL);
+    assert_refused_with(5);
+    fake_cpus = 20;
+    set_thread_vars("10", NULL, NULL); /* decimal */
+    assert_refused_with(9);
+    set_thread_vars(NULL, NULL, NULL);
+    fake_cpus = 4095;
+    assert_refused_with(4094);
+    fake_cpus = 4096;
+    assert_refused_with(4095);
+    fake_cpus = 5000;
+    assert_refused_with(4095);
+    fake_cpus = 1;
+    assert_refused_with(0);
+    fake_cpus = 0; /* unknown: one */
+    assert_refused_with(0);
+    fake_cpus = -1;
+    assert_refused_with(0);
+    cpus_faked = 0;
+    for (int i = 0; i < 3; i++) {
+        if (was[i])
+            setenv(names[i], was[i], 1);
+        else
+            unsetenv(names[i]);
+    }
+}
+
+/* ---- the wait for the pool's buffers after a load under a limit ----
+ *
+ * The fake OpenBLAS starts no thread: a thread of the test plays its pool,
+ * mapping address space (counted in the real VmSize) in steps once the
+ * load has begun. */
+
+typedef struct {
+    unsigned delay_ms;
+    size_t bytes;
+} map_step;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int go;
+    const map_step *steps;
+    int nsteps;
+    int done; /* steps mapped: read with __atomic */
+    void *maps[4];
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, {NULL}};
+
+static void *pool_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pool.lock);
+    while (!pool.go)
+        pthread_cond_wait(&pool.cond, &pool.lock);
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < pool.nsteps; i++) {
+        struct timespec d = {pool.steps[i].delay_ms / 1000,
+                             (long)(pool.steps[i].delay_ms % 1000) * 1000000L};
+        nanosleep(&d, NULL);
+        void *p = mmap(NULL, pool.steps[i].bytes, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        pool.maps[i] = p == MAP_FAILED ? NULL : p;
+        __atomic_store_n(&pool.done, i + 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void pool_start(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.go = 1;
+    pthread_cond_signal(&pool.cond);
+    pthread_mutex_unlock(&pool.lock);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Load with a pool of `threads` that maps `steps` after the load begins;
+ * returns the seconds the load took and the steps mapped by then. */
+static double load_with_pool(int threads, const map_step *steps, int nsteps, int *done)
+{
+    pool.go = 0;
+    pool.steps = steps;
+    pool.nsteps = nsteps;
+    pool.done = 0;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, pool_main, NULL), 0);
+    blas_set_threads(threads);
+    if (!on_open)
+        on_open = pool_start;
+    set_limit_and_status(1000);
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    gp_test_set_sysroot(ctx, root);
+    const gp_openblas *ob = NULL;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    gpuprobe_status st = gp_openblas_get(ctx, &ob);
+    double s = seconds_since(&t0);
+    *done = __atomic_load_n(&pool.done, __ATOMIC_ACQUIRE);
+    restore_limit();
+    pool_start(); /* when the load never opened the library */
+    assert_int_equal(pthread_join(t, NULL), 0);
+    for (int i = 0; i < nsteps; i++)
+        if (pool.maps[i])
+            munmap(pool.maps[i], steps[i].bytes);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(blas_opens, 1);
+    assert_ptr_equal(ob->lib, blas_handle);
+    gpuprobe_context_destroy(ctx);
+    return s;
+}
+
+/* The load returns once the pool's threads have mapped a buffer and a
+ * stack each (VmSize grew by them), not before and not a second later. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||    \
+    __has_feature(memory_sanitizer)
+#define GP_SANITIZED 1
+#endif
+#endif
+#ifndef GP_SANITIZED
+#define GP_SANITIZED 0
+#endif
+
+static void openblas_load_waits_for_pool(void **state)
+{
+    (void)state;
+    /* Exactly what the library waits for; a sanitizer's allocator gives
+     * memory back to the system meanwhile (VmSize shrinks by some pages),
+     * so a little more there. */
+    size_t slack = GP_SANITIZED ? (size_t)1 << 20 : 0;
+    const map_step steps[] = {{100, (size_t)GP_OPENBLAS_BUFFER},
+                              {150, (size_t)default_stack_bytes() + slack}};
+    int done = 0;
+    double s = load_with_pool(2, steps, 2, &done);
+    assert_int_equal(done, 2);
+    if (s > 0.8)
+        fail_msg("the load took %.3f s for a pool mapped after 0.25 s", s);
+}
+
+/* A pool that never maps its buffers: the wait gives up after a second. */
+static void openblas_load_wait_gives_up(void **state)
+{
+    (void)state;
+    int done = 0;
+    alarm(30); /* a wait that never ends kills the program */
+    struct mallinfo2 before = mallinfo2();
+    double s = load_with_pool(3, NULL, 0, &done);
+    struct mallinfo2 after = mallinfo2();
+    alarm(0);
+    if (s < 0.9 || s > 10)
+        fail_msg("the load took %.3f s, not about one second", s);
+    /* VmSize was read about a thousand times: each read's text freed */
+    if (after.uordblks > before.uordblks + (1u << 20))
+        fail_msg("the heap grew by %zu bytes during the wait",
+                 after.uordblks - before.uordblks);
+}
+
+/* No pool thread (the caller's only): nothing to wait for, even when
+ * VmSize has shrunk since the load began. */
+static void *premapped;
+static const size_t premapped_bytes = (size_t)64 << 20;
+
+static void unmap_premapped(void)
+{
+    munmap(premapped, premapped_bytes);
+    premapped = NULL;
+}
+
+static void openblas_load_no_pool_no_wait(void **state)
+{
+    (void)state;
+    premapped = mmap(NULL, premapped_bytes, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    assert_true(premapped != MAP_FAILED);
+    on_open = unmap_premapped;
+    int done = 0;
+    double s = load_with_pool(1, NULL, 0, &done);
+    assert_null(premapped);
+    if (s > 0.5)
+        fail_msg("the load took %.3f s with no pool thread", s);
+}
+
+/* VmSize unknown before the load (no descriptor left to read
+ * /proc/self/status with, from the check of the load on): no wait. */
+static struct rlimit nofile_saved;
+static int hog_fd = -1;
+
+static void use_up_descriptors(void)
+{
+    on_cpu_count = NULL;
+    hog_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(hog_fd >= 0);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &nofile_saved), 0);
+    struct rlimit rl = nofile_saved;
+    rl.rlim_cur = (rlim_t)hog_fd + 1; /* every lower one is open */
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+static void openblas_load_vm_unknown_no_wait(void **state)
+{
+    (void)state;
+    on_cpu_count = use_up_descriptors;
+    on_open = pool_start;
+    int done = 0;
+    double s = load_with_pool(2, NULL, 0, &done);
+    assert_true(hog_fd >= 0);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &nofile_saved), 0);
+    close(hog_fd);
+    hog_fd = -1;
+    if (s > 0.5)
+        fail_msg("the load took %.3f s with VmSize unknown", s);
+}
+
+/* A CPU matmul refused for address space says what OpenBLAS maps: the
+ * calling thread's buffer, and the new pool threads' buffers and stacks
+ * when the run starts any. */
+static void cpu_matmul_space_detail(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t threads;
+        const char *tail;
+    } cases[] = {
+        {1, "the calling thread's buffer), but"},
+        {2, "the calling thread's buffer and the buffers and stacks of 1 new pool "
+            "thread), but"},
+        {3, "the calling thread's buffer and the buffers and stacks of 2 new pool "
+            "threads), but"},
+    };
+    blas_set_threads(1);
+    cpus_faked = 1;
+    fake_cpus = 1; /* the load starts no pool thread */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* room for the load (64 MiB), not for a 128 MiB buffer */
+        unsigned long long vm_kib =
+            (unsigned long long)((RLIM_INFINITY - 1) >> 10) - 100 * 1024;
+        set_limit_and_status(vm_kib);
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        gpuprobe_matmul_options *o = NULL;
+        assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 64), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS,
+                                                     cases[i].threads), GPUPROBE_OK);
+        gpuprobe_matmul_result *r = NULL;
+        gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
+        restore_limit();
+        assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+        assert_null(r);
+        const char *msg = gpuprobe_last_error(ctx);
+        assert_non_null(ctx->openblas);
+        gp_blas_cost c;
+        gp_openblas_cost(ctx->openblas, cases[i].threads, 64, 64, 64, 4, &c);
+        char want[256];
+        snprintf(want, sizeof want, "bytes, OpenBLAS %llu bytes: %s",
+                 (unsigned long long)c.address_space, cases[i].tail);
+        if (!strstr(msg, want))
+            fail_msg("\"%s\" does not say \"%s\"", msg, want);
+        gpuprobe_matmul_options_destroy(o);
+        gpuprobe_context_destroy(ctx);
+    }
+    cpus_faked = 0;
+}
+
+/* No limit on the address space, or nothing known of the host's memory:
+ * the load does not wait for the pool (and leaves no error behind). */
+static void openblas_load_unlimited_no_wait(void **state)
+{
+    (void)state;
+    blas_set_threads(3);
+    for (int known = 0; known < 2; known++) {
+        if (known) /* MemAvailable 0: the load needs address space, not memory */
+            sr_put(root, "proc/meminfo", "MemTotal: 16000000 kB\nMemAvailable: 0 kB\n");
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        const gp_openblas *ob = NULL;
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_OK);
+        double s = seconds_since(&t0);
+        assert_ptr_equal(ob->lib, blas_handle);
+        assert_string_equal(gpuprobe_last_error(ctx), "");
+        if (s > 0.5)
+            fail_msg("the load took %.3f s with no limit (host memory %s)", s,
+                     known ? "known" : "unknown");
+        gpuprobe_context_destroy(ctx);
+    }
+    assert_int_equal(blas_opens, 2);
+}
+
+/* MAX_THREADS=N of the build configuration caps a run's threads: a
+ * positive decimal below 2^20; anything else, or no such word, says
+ * nothing (0). */
+static void openblas_config_max_threads(void **state)
+{
+    (void)state;
+    void (*set_config)(const char *) = NULL;
+    assert_int_equal(gp_dlsym(blas_handle, "fake_openblas_set_config", &set_config,
+                              sizeof set_config), 0);
+    static const struct {
+        const char *config;
+        int max;
+    } cases[] = {
+        {"OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64", 64},
+        {"OpenBLAS 0.3.21 MAX_THREADS=10 Zen", 10},
+        {"OpenBLAS MAX_THREADS=1", 1},
+        {"OpenBLAS MAX_THREADS=1048575", 1048575},
+        {"OpenBLAS MAX_THREADS=600000", 600000},
+        {"OpenBLAS MAX_THREADS=1048576", 0},
+        {"OpenBLAS MAX_THREADS=5000000000", 0},
+        {"OpenBLAS MAX_THREADS=0", 0},
+        {"OpenBLAS MAX_THREADS=-5", 0},
+        {"OpenBLAS MAX_THREADS=", 0},
+        {"OpenBLAS 0.3.21 Haswell", 0},
+        {NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        set_config(cases[i].config);
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        const gp_openblas *ob = NULL;
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_OK);
+        if (ob->max_threads != cases[i].max)
+            fail_msg("\"%s\": MAX_THREADS %d, not %d",
+                     cases[i].config ? cases[i].config : "(none)", ob->max_threads,
+                     cases[i].max);
+        gpuprobe_context_destroy(ctx);
+    }
+    set_config("OpenBLAS 0.0.0 FAKE");
+}
+
+/* The pool as OpenBLAS reports it: the threads it holds (the caller
+ * among them) and whether they run. Running threads cost nothing new; a
+ * stopped pool (after a fork) restarts all but the caller. A thread count
+ * below one counts as one. */
+static int no_threads(void) { return 0; }
+
+static void openblas_cost_pool_state(void **state)
+{
+    (void)state;
+    gp_openblas b;
+    memset(&b, 0, sizeof b);
+    b.get_num_threads = five_threads;
+    int held = 4, running = 1;
+    b.pool_threads = &held;
+    b.pool_running = &running;
+    gp_blas_cost c;
+    uint64_t thread = GP_OPENBLAS_BUFFER + default_stack_bytes();
+    gp_openblas_cost(&b, 6, 100, 80, 60, 4, &c);
+    assert_int_equal(c.threads, 6);
+    assert_int_equal(c.new_threads, 2); /* 5 workers, 3 running */
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER + 2 * thread);
+    gp_openblas_cost(&b, 2, 100, 80, 60, 4, &c); /* fewer than it holds */
+    assert_int_equal(c.threads, 2);
+    assert_int_equal(c.new_threads, 0);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER);
+    running = 0;
+    gp_openblas_cost(&b, 2, 100, 80, 60, 4, &c); /* stopped: its 3 restart */
+    assert_int_equal(c.new_threads, 3);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER + 3 * thread);
+    gp_openblas_cost(&b, 6, 100, 80, 60, 4, &c);
+    assert_int_equal(c.new_threads, 5);
+    b.pool_threads = b.pool_running = NULL;
+    b.get_num_threads = no_threads;
+    gp_openblas_cost(&b, 0, 100, 80, 60, 4, &c);
+    assert_int_equal(c.threads, 1);
+    assert_int_equal(c.new_threads, 0);
+    assert_int_equal(c.address_space, GP_OPENBLAS_BUFFER);
+    assert_int_equal(c.memory, UINT64_C(4) * 60 * (80 + 100));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +1222,19 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),
         cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
         cmocka_unit_test(openblas_cost),
+        cmocka_unit_test(openblas_cost_thread_stack),
+        cmocka_unit_test(openblas_cost_pool_state),
+        cmocka_unit_test_setup_teardown(openblas_load_counts_threads, blas_setup, blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_load_waits_for_pool, blas_setup, blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_load_wait_gives_up, blas_setup, blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_load_no_pool_no_wait, blas_setup, blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_load_vm_unknown_no_wait, blas_setup,
+                                        blas_teardown),
+        cmocka_unit_test_setup_teardown(cpu_matmul_space_detail, blas_setup, blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_load_unlimited_no_wait, blas_setup,
+                                        blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_config_max_threads, blas_setup,
+                                        blas_teardown),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);
 }

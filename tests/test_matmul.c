@@ -1445,6 +1445,36 @@ static void test_random_inputs(void **state)
     free(h);
 }
 
+/* The poison written into an output before a run: a quiet NaN in every
+ * element of every type (0x7e00 in fp16, 0x7fc0 in bf16), and not one
+ * element past the count. */
+static void test_fill_nan(void **state)
+{
+    (void)state;
+    double d[6];
+    float f[6];
+    uint16_t h[6], bf[6];
+    for (int i = 0; i < 6; i++) {
+        d[i] = 1.5;
+        f[i] = 2.5f;
+        h[i] = bf[i] = 0x1234;
+    }
+    gp_fill_nan(d, GP_ELEM_F64, 5);
+    gp_fill_nan(f, GP_ELEM_F32, 5);
+    gp_fill_nan(h, GP_ELEM_F16, 5);
+    gp_fill_nan(bf, GP_ELEM_BF16, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_true(isnan(d[i]));
+        assert_true(isnan(f[i]));
+        assert_int_equal(h[i], 0x7e00);
+        assert_int_equal(bf[i], 0x7fc0);
+    }
+    assert_true(d[5] == 1.5);
+    assert_true(f[5] == 2.5f);
+    assert_int_equal(h[5], 0x1234);
+    assert_int_equal(bf[5], 0x1234);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1457,6 +1487,7 @@ int main(void)
         cmocka_unit_test(test_elements),
         cmocka_unit_test(test_samples_spread),
         cmocka_unit_test(test_samples_corners),
+        cmocka_unit_test(test_fill_nan),
         cmocka_unit_test(test_tolerance_formula),
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_peaks),

@@ -107,6 +107,25 @@ static void test_host_memory_real(void **state)
 
 /* ---- fake trees ---- */
 
+/* A memory.stat value too large for 64 bits is malformed: skipped, the
+ * next line of the same key counts. */
+static void test_cgroup_stat_overflow(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "0::/app.scope\n");
+    sr_put(root, "sys/fs/cgroup/app.scope/memory.max", "4294967296\n");
+    sr_put(root, "sys/fs/cgroup/app.scope/memory.current", "1073741824\n");
+    sr_put(root, "sys/fs/cgroup/app.scope/memory.stat",
+        "anon 1000\ninactive_file 99999999999999999999\ninactive_file 268435456\n");
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 4 * GIB);
+    assert_int_equal(info.available_bytes, 4 * GIB - 768 * MIB);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_v2_limit(void **state)
 {
     (void)state;
@@ -594,6 +613,106 @@ static void test_parsers_random_input(void **state)
     }
 }
 
+/* Bad arguments are refused (EINVAL) before anything is opened or written;
+ * a read that fails after the open keeps its own errno (a directory:
+ * EISDIR), only a file that does not fit is EFBIG. */
+static void test_read_file_errors(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mem-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "f", "hello");
+    sr_mkdirs(root); /* root itself is a directory */
+    char buf[16] = "untouched";
+    errno = 0;
+    assert_int_equal(gp_read_file(root, NULL, buf, sizeof buf), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(buf, "untouched");
+    errno = 0;
+    assert_int_equal(gp_read_file(root, "/f", NULL, sizeof buf), -1);
+    assert_int_equal(errno, EINVAL);
+    errno = 0;
+    assert_int_equal(gp_read_file(root, "/f", buf, 0), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(buf, "untouched");
+    errno = 0;
+    assert_int_equal(gp_read_file(root, "/", buf, sizeof buf), -1);
+    assert_int_equal(errno, EISDIR);
+    assert_string_equal(buf, "");
+    char one[1] = {'x'};
+    errno = 0;
+    assert_int_equal(gp_read_file(root, "/", one, sizeof one), -1);
+    assert_int_equal(errno, EISDIR);
+    errno = 0;
+    assert_int_equal(gp_read_file(root, "/f", one, sizeof one), -1);
+    assert_int_equal(errno, EFBIG);
+    sr_rm_tree(root);
+}
+
+/* Parsers given nothing to parse: no number, or no place to put one. */
+static void test_parse_empty_input(void **state)
+{
+    (void)state;
+    uint64_t v = 5;
+    assert_int_equal(gp_parse_cgroup_value("", &v), -1);
+    assert_int_equal(gp_parse_cgroup_value(" \n", &v), -1);
+    assert_int_equal(v, 5);
+    /* Lines of other keys before MemTotal are not MemTotal. */
+    uint64_t total = 0, avail = 0;
+    assert_int_equal(gp_parse_meminfo("MemFree: 3 kB\nMemAvailable: 5 kB\nBuffers: 7 kB\n"
+                                      "MemTotal: 10 kB\n", &total, &avail), 0);
+    assert_int_equal(total, 10 * 1024);
+    assert_int_equal(avail, 5 * 1024);
+    uint64_t size = 0, data = 0;
+    assert_int_equal(gp_parse_proc_status("Name: x\nVmData: 2 kB\nVmSize: 9 kB\n", &size,
+                                          &data), 0);
+    assert_int_equal(size, 9 * 1024);
+    assert_int_equal(data, 2 * 1024);
+
+    char v2[64] = "keep2", v1[64] = "keep1";
+    const char *text = "4:memory:/m\n";
+    assert_int_equal(gp_parse_proc_cgroup(NULL, v2, sizeof v2, v1, sizeof v1), -1);
+    assert_int_equal(gp_parse_proc_cgroup(text, NULL, sizeof v2, v1, sizeof v1), -1);
+    assert_int_equal(gp_parse_proc_cgroup(text, v2, sizeof v2, NULL, sizeof v1), -1);
+    assert_int_equal(gp_parse_proc_cgroup(text, v2, 0, v1, sizeof v1), -1);
+    assert_int_equal(gp_parse_proc_cgroup(text, v2, sizeof v2, v1, 0), -1);
+    assert_string_equal(v2, "keep2");
+    assert_string_equal(v1, "keep1");
+    /* Only a v1 memory line: found. */
+    assert_int_equal(gp_parse_proc_cgroup(text, v2, sizeof v2, v1, sizeof v1), 0);
+    assert_string_equal(v2, "");
+    assert_string_equal(v1, "/m");
+}
+
+/* The refusal names the limit that is short, what it allows and what is
+ * in use against it. */
+static void test_fits_names_limit(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    gp_host_memory h = {16 * GIB, 8 * GIB, UINT64_MAX, 0, UINT64_MAX, 0, 0, 0};
+    h.data_limit = 1000 * MIB;
+    h.data_used = 900 * MIB;
+    assert_int_equal(gp_host_fits(ctx, &h, 0, "", 200 * MIB, "the buffers", "a run"),
+                     GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_string_equal(gpuprobe_last_error(ctx),
+                        "a run needs 209715200 bytes (200.0 MiB) of address space (the "
+                        "buffers), but RLIMIT_DATA leaves 104857600 bytes (100.0 MiB) "
+                        "(limit 1048576000, data in use 943718400)");
+    h.as_limit = 2000 * MIB;
+    h.as_used = 1950 * MIB;
+    assert_int_equal(gp_host_fits(ctx, &h, 0, "", 200 * MIB, "the buffers", "a run"),
+                     GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_string_equal(gpuprobe_last_error(ctx),
+                        "a run needs 209715200 bytes (200.0 MiB) of address space (the "
+                        "buffers), but RLIMIT_AS leaves 52428800 bytes (50.0 MiB) "
+                        "(limit 2097152000, address space in use 2044723200)");
+    h.data_used = h.as_used = 0;
+    assert_int_equal(gp_host_fits(ctx, &h, 0, "", 200 * MIB, "the buffers", "a run"),
+                     GPUPROBE_OK);
+    gpuprobe_context_destroy(ctx);
+}
+
 static void test_read_file(void **state)
 {
     (void)state;
@@ -934,6 +1053,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_memory_real),
         cmocka_unit_test(test_cgroup_v2_limit),
+        cmocka_unit_test(test_cgroup_stat_overflow),
         cmocka_unit_test(test_cgroup_long_files),
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
@@ -949,6 +1069,9 @@ int main(void)
         cmocka_unit_test(test_parse_proc_cgroup),
         cmocka_unit_test(test_parsers_random_input),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_read_file_errors),
+        cmocka_unit_test(test_parse_empty_input),
+        cmocka_unit_test(test_fits_names_limit),
         cmocka_unit_test(test_reads_release_descriptors),
         cmocka_unit_test(test_struct_size_and_flags),
         cmocka_unit_test(test_fake_cuda_memory),

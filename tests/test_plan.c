@@ -531,6 +531,25 @@ static void test_model_errors(void **state)
     plan_fails(m, NULL, GPUPROBE_ERR_INVALID_ARGUMENT, "only 8 experts");
     assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 0), GPUPROBE_OK);
     plan_fails(m, NULL, GPUPROBE_ERR_INVALID_ARGUMENT, "has no experts");
+    /* every expert per token is allowed, one more is not; a single
+     * "expert" is a dense model: one expert per token at most */
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 8), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 8), GPUPROBE_OK);
+    assert_true(plan_of(m, NULL).params > 0);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 2), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 2), GPUPROBE_OK);
+    assert_true(plan_of(m, NULL).params > 0);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 3), GPUPROBE_OK);
+    plan_fails(m, NULL, GPUPROBE_ERR_INVALID_ARGUMENT,
+               "3 experts per token, but only 2 experts");
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 2), GPUPROBE_OK);
+    plan_fails(m, NULL, GPUPROBE_ERR_INVALID_ARGUMENT,
+               "2 experts per token, but the model has no experts");
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 1), GPUPROBE_OK);
+    assert_true(plan_of(m, NULL).params == UINT64_C(8030261248));
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 0), GPUPROBE_OK);
+    assert_true(plan_of(m, NULL).params == UINT64_C(8030261248));
     assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 0), GPUPROBE_OK);
     assert_true(plan_of(m, NULL).params == UINT64_C(8030261248));
 

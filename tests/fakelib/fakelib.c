@@ -4,7 +4,8 @@
  *
  * FAKE_OPENBLAS_NOOP builds an OpenBLAS whose gemm calls return without
  * computing anything: the negative control of the timed matmul, whose
- * verification must catch it. It exports the thread pool's count
+ * verification must catch it. Its build configuration text can be set
+ * (fake_openblas_set_config). It exports the thread pool's count
  * (blas_num_threads) but not whether the pool runs (blas_server_avail):
  * the library reads the two together or not at all.
  *
@@ -51,8 +52,12 @@ void openblas_set_num_threads(int n);
 void openblas_set_num_threads(int n) { threads = n; }
 char *openblas_get_corename(void);
 char *openblas_get_corename(void) { return (char *)"Noop"; }
+/* The build configuration it reports: set by tests (NULL: none). */
+static const char *config = "OpenBLAS 0.0.0 FAKE";
+void fake_openblas_set_config(const char *text);
+void fake_openblas_set_config(const char *text) { config = text; }
 char *openblas_get_config(void);
-char *openblas_get_config(void) { return (char *)"OpenBLAS 0.0.0 FAKE"; }
+char *openblas_get_config(void) { return (char *)config; }
 extern int blas_num_threads;
 int blas_num_threads = 4;
 #define STUBS

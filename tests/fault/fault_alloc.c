@@ -35,6 +35,9 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "cpu_blas.h"
+
+#include <dlfcn.h>
 #include "../sysroot_util.h"
 
 int openblas_get_num_threads(void);
@@ -51,6 +54,8 @@ void *__wrap_realloc(void *p, size_t size);
 void __wrap_free(void *p);
 
 static int armed;          /* count (and maybe fail) allocations */
+static size_t grown[16];   /* realloc() sizes asked for while recording */
+static int n_grown, recording;
 static long fail_at;       /* 1-based index of the allocation to fail; 0 none */
 static long n_allocs;      /* allocations seen while armed */
 static long n_failed;      /* allocations failed while armed */
@@ -138,6 +143,8 @@ void *__wrap_realloc(void *p, size_t size)
         live_del(p);
         return __real_realloc(p, 0);
     }
+    if (recording && n_grown < 16)
+        grown[n_grown++] = size;
     if (should_fail())
         return NULL; /* p stays valid, as after a real failure */
     void *q = __real_realloc(p, size);
@@ -537,6 +544,101 @@ static void run_scenario(void **state)
     unsetenv("GPUPROBE_DEVICE");
 }
 
+/* ---- how a whole-file read grows its buffer ---- */
+
+/* gp_read_text() of a file of `len` bytes under the bound max: the sizes
+ * it asks realloc() for, compared with want (0-terminated). */
+static void read_grows(size_t len, size_t max, int rc, const size_t *want)
+{
+    char *body = __real_malloc(len + 1);
+    assert_non_null(body);
+    for (size_t i = 0; i < len; i++)
+        body[i] = (char)('a' + i % 26);
+    body[len] = '\0';
+    sr_put(cgroup_root, "grow", body);
+    n_grown = 0;
+    recording = 1;
+    char *text = NULL;
+    int r = gp_read_text(cgroup_root, "/grow", max, &text);
+    recording = 0;
+    assert_int_equal(r, rc);
+    if (r == 0)
+        assert_string_equal(text, body);
+    free(text);
+    __real_free(body);
+    int n = 0;
+    while (want[n])
+        n++;
+    for (int i = 0; i < n && i < n_grown; i++)
+        if (grown[i] != want[i])
+            fail_msg("file of %zu bytes, bound %zu: realloc %d asked for %zu bytes, "
+                     "not %zu", len, max, i + 1, grown[i], want[i]);
+    assert_int_equal(n_grown, n);
+}
+
+/* The first read takes 4 KiB (the bound, when smaller); each further one
+ * doubles the buffer, up to the bound; one byte more holds the NUL. */
+static void read_text_growth(void **state)
+{
+    (void)state;
+    read_grows(100, 1 << 20, 0, (const size_t[]){4097, 0});
+    read_grows(5000, 1 << 20, 0, (const size_t[]){4097, 8193, 0});
+    read_grows(100, 50, -1, (const size_t[]){51, 0});
+    read_grows(4097, 4097, 0, (const size_t[]){4097, 4098, 0});
+    read_grows(4096, 4096, 0, (const size_t[]){4097, 0});
+    /* at exactly half the bound the buffer still doubles */
+    read_grows(8193, 8193, 0, (const size_t[]){4097, 8193, 8194, 0});
+    read_grows(8194, 8193, -1, (const size_t[]){4097, 8193, 8194, 0});
+    read_grows(9000, 9000, 0, (const size_t[]){4097, 8193, 9001, 0});
+}
+
+/* ---- loading OpenBLAS when host memory runs out ---- */
+
+/* OpenBLAS is never already in the process: each load is checked. */
+static void *not_loaded_dlopen(const char *file, int mode)
+{
+    if (strcmp(file, GP_OPENBLAS_SONAME) == 0 && (mode & RTLD_NOLOAD))
+        return NULL;
+    return dlopen(file, mode);
+}
+
+/* Every allocation of a new load (its record, the reads of the host's
+ * memory and limits that check it) failing in turn: the load is refused
+ * as out of memory, never made unchecked, and nothing leaks; the next
+ * try loads. */
+static void openblas_load_out_of_memory(void **state)
+{
+    (void)state;
+    gp_test_dlopen = not_loaded_dlopen;
+    gpuprobe_context *ctx = NULL;
+    const gp_openblas *ob = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    arm(0);
+    gpuprobe_status st = gp_openblas_get(ctx, &ob);
+    disarm();
+    long n = n_allocs;
+    assert_int_equal(st, GPUPROBE_OK);
+    gpuprobe_context_destroy(ctx);
+    assert_true(n >= 2);
+    long baseline = n_live;
+    for (long k = 1; k <= n; k++) {
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        arm(k);
+        st = gp_openblas_get(ctx, &ob);
+        disarm();
+        assert_int_equal(n_failed, 1);
+        if (st != GPUPROBE_ERR_OUT_OF_MEMORY)
+            fail_msg("allocation %ld of %ld failed: %s (%s), not out_of_memory", k, n,
+                     gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+        assert_null(ctx->openblas);
+        assert_int_equal(gp_openblas_get(ctx, &ob), GPUPROBE_OK);
+        gpuprobe_context_destroy(ctx);
+        if (n_live != baseline)
+            fail_msg("allocation %ld failed: %ld block(s) leaked", k, n_live - baseline);
+    }
+    gp_test_dlopen = NULL;
+}
+
 int main(void)
 {
     unsetenv("GPUPROBE_DEVICE");
@@ -551,6 +653,9 @@ int main(void)
         tests[i] = t;
     }
     int rc = _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
+    const struct CMUnitTest reads[] = {cmocka_unit_test(read_text_growth),
+                                       cmocka_unit_test(openblas_load_out_of_memory)};
+    rc |= cmocka_run_group_tests_name("fault_alloc_reads", reads, NULL, NULL);
     sr_rm_tree(cgroup_root);
     return rc;
 }

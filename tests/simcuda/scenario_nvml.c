@@ -478,6 +478,16 @@ static void nvml_fails_once(void **state)
            GPUPROBE_ERR_UNSUPPORTED);
     assert_contains(gpuprobe_last_error(ctx), "nvmlDeviceGetMemoryInfo failed: Unknown Error (NVML error 999)");
     assert_false(unit_state(0).context_active);
+    /* The refusal says which query failed, for which GPU, and how. */
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetMemoryInfo_v2:1"), 0);
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetMemoryInfo:1=NVML_ERROR_NO_PERMISSION"), 0);
+    EXPECT(ctx, gpuprobe_device_memory(ctx, 2, &m, GPUPROBE_DEVICE_MEMORY_NO_CONTEXT),
+           GPUPROBE_ERR_UNSUPPORTED);
+    assert_string_equal(gpuprobe_last_error(ctx),
+                        "the free memory of cuda:1 (NVIDIA H200) cannot be read without a "
+                        "CUDA context (GPUPROBE_DEVICE_MEMORY_NO_CONTEXT): NVML's memory "
+                        "query for cuda:1: nvmlDeviceGetMemoryInfo failed: Insufficient "
+                        "Permissions (NVML error 4)");
     assert_int_equal(simcuda_set("fail = nvmlDeviceGetMemoryInfo_v2:1"), 0); /* from now on */
     assert_int_equal(simcuda_set("fail = nvmlDeviceGetMemoryInfo:1"), 0);
     EXPECT(ctx, gpuprobe_device_memory(ctx, 1, &m, 0), GPUPROBE_OK);
