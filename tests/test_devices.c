@@ -510,6 +510,40 @@ static void test_numa_from_sysfs(void **state)
     sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "65536\n");
     assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
                      GPUPROBE_ERR_UNSUPPORTED);
+    /* Below -1 is no node either (-1 alone means "none"). */
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "-2\n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "no node number"));
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "99999999999999999999\n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "no node number"));
+    /* Nothing, or a number with more after it, is no node. */
+    static const char *const junk[] = {"\n", "2x\n", "-"};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", junk[i]);
+        v = -7;
+        assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                         GPUPROBE_ERR_UNSUPPORTED);
+        assert_non_null(strstr(gpuprobe_last_error(ctx), "no node number"));
+        assert_int_equal(v, -7);
+    }
+    /* Blanks after the number are the file's line end. */
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "3 \n");
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v), GPUPROBE_OK);
+    assert_int_equal(v, 3);
+    /* A device whose PCI bus id is not known has neither (no sysfs path). */
+    char bus[sizeof ctx->devices[2].pci_bus_id];
+    gp_strlcpy(bus, ctx->devices[2].pci_bus_id, sizeof bus);
+    ctx->devices[2].pci_bus_id[0] = '\0';
+    assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_LOCAL_CPUS, &s),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "the PCI bus id is not known"));
+    assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "the PCI bus id is not known"));
+    gp_strlcpy(ctx->devices[2].pci_bus_id, bus, sizeof ctx->devices[2].pci_bus_id);
     /* The CPU has no such attribute. */
     assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_NUMA_NODE, &v),
                      GPUPROBE_ERR_UNSUPPORTED);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1114,6 +1115,70 @@ static void test_cgroup_room_counts_openblas(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The address space a run needs: A, B and C, a page more each (each is a
+ * mapping of its own), and OpenBLAS's buffers, against RLIMIT_AS less what
+ * is in use (VmSize, from a simulated /proc/self/status). The real limit
+ * is set far above what the process maps, so nothing is constrained. */
+static void test_address_space_need(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    unsigned long long vm_kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmSize:", 7) == 0)
+            vm_kb = strtoull(line + 7, NULL, 10);
+    fclose(f);
+    assert_true(vm_kb > 0);
+    struct rlimit old;
+    assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+    rlim_t lim = (rlim_t)((vm_kb * 1024 + (UINT64_C(64) << 30)) & ~((UINT64_C(1) << 20) - 1));
+    if ((old.rlim_max != RLIM_INFINITY && lim > old.rlim_max) ||
+        (old.rlim_cur != RLIM_INFINITY && lim > old.rlim_cur)) {
+        print_message("RLIMIT_AS is set here already: nothing to simulate\n");
+        skip();
+    }
+    struct rlimit rl = {lim, old.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_AS, &rl), 0);
+
+    char root[] = "/tmp/gpuprobe-mm-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/meminfo", "MemTotal: 1073741824 kB\nMemAvailable: 1073741824 kB\n");
+    char text[96];
+    const unsigned long long room = 16u << 20;
+    snprintf(text, sizeof text, "VmSize: %llu kB\nVmData: 0 kB\n",
+             ((unsigned long long)lim - room) / 1024);
+    sr_put(root, "proc/self/status", text);
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    gpuprobe_matmul_options *o = small_opts(1024, 1024, 1024, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, 1);
+    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
+    gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
+    char msg[GP_ERR_LEN];
+    snprintf(msg, sizeof msg, "%s", gpuprobe_last_error(ctx));
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+    assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+    print_message("%s\n", msg);
+    assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(r);
+    const char *p = strstr(msg, " needs ");
+    assert_non_null(p);
+    unsigned long long need = strtoull(p + 7, NULL, 10);
+    const char *abc = "of address space (A, B and C 12582912 bytes, OpenBLAS ";
+    p = strstr(msg, abc);
+    assert_non_null(p);
+    unsigned long long blas = strtoull(p + strlen(abc), NULL, 10);
+    assert_true(blas > 0);
+    if (need != 12582912ULL + 3 * 4096 + blas)
+        fail_msg("needs %llu bytes, not A, B and C, 3 pages and OpenBLAS's %llu", need, blas);
+    snprintf(text, sizeof text, "RLIMIT_AS leaves %llu bytes (16.0 MiB)", room);
+    assert_non_null(strstr(msg, text));
+}
+
 /* ---- OpenBLAS thread count is restored ----------------------------------- */
 
 static void test_threads_restored(void **state)
@@ -1503,6 +1568,7 @@ int main(void)
         cmocka_unit_test(test_buffer_bytes),
         cmocka_unit_test(test_host_memory_limit),
         cmocka_unit_test(test_cgroup_room_counts_openblas),
+        cmocka_unit_test(test_address_space_need),
         cmocka_unit_test(test_host_memory_cgroup_room),
         cmocka_unit_test(test_threads_restored),
         cmocka_unit_test(test_gpu_request_without_gpu),

@@ -162,7 +162,12 @@ static void test_one_gpu(void **state)
     gpuprobe_context *ctx = new_ctx(&one);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 0);
-    assert_contains(why, "cuda:0 (Sim One)");
+    assert_string_equal(why, "auto: cuda:0 (Sim One), 30.0 GB free, the only CUDA device");
+    /* the only device there is: said so, with requirements or without */
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 1;
+    assert_int_equal(pick(ctx, "cuda", &req, 0, &why), 0);
+    assert_string_equal(why, "cuda: cuda:0 (Sim One), 30.0 GB free, the only CUDA device");
     assert_int_equal(pick(ctx, "cuda", NULL, 0, NULL), 0);
     assert_int_equal(pick(ctx, "cuda:0", NULL, 0, NULL), 0);
     assert_int_equal(pick(ctx, "cpu", NULL, 0, NULL), -1);
@@ -881,11 +886,15 @@ static void test_bad_arguments(void **state)
     r2.fit_workload = GPUPROBE_WORKLOAD_TRAINING;
     msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_UNSUPPORTED);
     assert_contains(msg, "fp8");
+    /* an unknown dtype or workload is the caller's error, said before any
+     * device is looked at */
     r2.fit_dtype = 42;
-    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "gpuprobe_select: unknown fit_dtype 42 or fit_workload 2");
     r2.fit_dtype = GPUPROBE_DTYPE_FP16;
     r2.fit_workload = -1;
-    expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    msg = expect_fail(ctx, "cpu", &r2, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "gpuprobe_select: unknown fit_dtype 3 or fit_workload -1");
     r2.fit_workload = GPUPROBE_WORKLOAD_WEIGHTS;
     r2.fit_params = GPUPROBE_MAX_PARAMS + 1;
     expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_OVERFLOW);

@@ -637,6 +637,55 @@ static void openblas_load_out_of_memory(void **state)
             fail_msg("allocation %ld failed: %ld block(s) leaked", k, n_live - baseline);
     }
     gp_test_dlopen = NULL;
+/* The device list failing to allocate: the message counts the records,
+ * the CPU's and one a CUDA device. */
+static void enumeration_message(void **state)
+{
+    (void)state;
+    int seen = 0;
+    for (long k = 1;; k++) {
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_cuda(ctx, &fake);
+        size_t n = 0;
+        arm(k);
+        gpuprobe_status st = gpuprobe_device_count(ctx, &n);
+        disarm();
+        long reached = n_failed;
+        const char *msg = gpuprobe_last_error(ctx);
+        if (st == GPUPROBE_ERR_OUT_OF_MEMORY && strstr(msg, "device records")) {
+            assert_string_equal(msg, "out of memory allocating 3 device records");
+            seen = 1;
+        }
+        gpuprobe_context_destroy(ctx);
+        if (!reached)
+            break;
+    }
+    assert_true(seen);
+}
+
+/* The host-memory read of a matmul's pre-check running out of memory is
+ * no "unknown, go ahead": the run fails, saying so. */
+static void matmul_host_read(void **state)
+{
+    (void)state;
+    int seen = 0;
+    for (long k = 1;; k++) {
+        env e;
+        memset(&e, 0, sizeof e);
+        assert_int_equal(gpuprobe_context_create(&e.ctx, 0), GPUPROBE_OK);
+        arm(k);
+        gpuprobe_status st = do_matmul_fp32(&e);
+        disarm();
+        long reached = n_failed;
+        if (st == GPUPROBE_ERR_OUT_OF_MEMORY &&
+            strcmp(gpuprobe_last_error(e.ctx), "out of host memory reading /proc/meminfo") == 0)
+            seen = 1;
+        teardown_env(&e);
+        if (!reached)
+            break;
+    }
+    assert_true(seen);
 }
 
 int main(void)
@@ -656,6 +705,11 @@ int main(void)
     const struct CMUnitTest reads[] = {cmocka_unit_test(read_text_growth),
                                        cmocka_unit_test(openblas_load_out_of_memory)};
     rc |= cmocka_run_group_tests_name("fault_alloc_reads", reads, NULL, NULL);
+    const struct CMUnitTest messages[] = {
+        cmocka_unit_test(enumeration_message),
+        cmocka_unit_test(matmul_host_read),
+    };
+    rc |= cmocka_run_group_tests_name("fault_alloc_messages", messages, NULL, NULL);
     sr_rm_tree(cgroup_root);
     return rc;
 }

@@ -403,6 +403,37 @@ static void visible_devices_mig(void **state)
     assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_UUID), "MIG-7a1b0000-0000-4000-8000-000000000001");
     assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 1);
     gpuprobe_context_destroy(ctx);
+
+    /* The shortest prefix (one hex digit) and the whole UUID name it too. */
+    static const char *const entries[] = {"MIG-7", "mig-7A1B0000-0000-4000-8000-000000000001"};
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        setenv("CUDA_VISIBLE_DEVICES", entries[i], 1);
+        setenv("GPUPROBE_NVML", "off", 1);
+        ctx = new_ctx();
+        unsetenv("GPUPROBE_NVML");
+        EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+        assert_int_equal(n, 2);
+        assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_UUID),
+                            "MIG-7a1b0000-0000-4000-8000-000000000001");
+        assert_int_equal(int_attr(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE), 1);
+        gpuprobe_context_destroy(ctx);
+    }
+
+    /* Entries that only look like one ("MIG" without the dash, "MIG-"
+     * with no digit after it) name no instance: a whole GPU whose UUID
+     * follows or contains them stays a GPU- device. */
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-7a1b,MIG_7a1b0000,MIG-", 1);
+    fleet("[gpu]\npreset = H200\nuuid = GPU-7a1b0000-0000-4000-8000-000000000009\n");
+    setenv("GPUPROBE_NVML", "off", 1);
+    ctx = new_ctx();
+    unsetenv("GPUPROBE_NVML");
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(str_attr(ctx, 1, GPUPROBE_ATTR_UUID), "GPU-7a1b0000-0000-4000-8000-000000000009");
+    int64_t v = 0;
+    EXPECT(ctx, gpuprobe_device_get_int(ctx, 1, GPUPROBE_ATTR_MIG_INSTANCE, &v),
+           GPUPROBE_ERR_UNSUPPORTED);
+    gpuprobe_context_destroy(ctx);
     unsetenv("CUDA_VISIBLE_DEVICES");
 }
 

@@ -565,6 +565,43 @@ static void nvml_fails_once(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A tie on free memory among three GPUs: each is compared with the best
+ * so far, by that GPU's utilisation (not the first one's). A GPU whose
+ * process count is unknown is left out for that, under a utilisation limit
+ * it meets. */
+static void tie_of_three(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = H200\nfree = 120GiB\nutilization = 50\n"
+          "[gpu]\npreset = H200\nfree = 120GiB\nutilization = 20\n"
+          "[gpu]\npreset = H200\nfree = 120GiB\nutilization = 30\n");
+    gpuprobe_context *ctx = new_ctx();
+    const char *why = NULL;
+    /* cuda:1 (20%) beats cuda:0 (50%); cuda:2 (30%) is busier than cuda:1 */
+    assert_int_equal(pick(ctx, "auto", NULL, &why), 2);
+    assert_string_equal(why, "auto: cuda:1 (NVIDIA H200) has the most free memory (128.8 GB) "
+                             "of 3 CUDA devices; as much free as cuda:0 (NVIDIA H200), less "
+                             "busy (20%, not 50%)");
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+
+    /* Utilisation within the limit, processes unknown: that is the reason. */
+    fleet("[gpu]\npreset = A100-40GB\nfree = 30GiB\nutilization = 30\n"
+          "[gpu]\npreset = H200\nfree = 120GiB\nutilization = 10\n");
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetComputeRunningProcesses_v3:1="
+                                 "NVML_ERROR_NO_PERMISSION"), 0);
+    ctx = new_ctx();
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.max_utilization = 100;
+    req.no_other_process = 1;
+    assert_int_equal(pick(ctx, "cuda", &req, &why), 2);
+    assert_contains(why, "; skipped cuda:0 (NVIDIA A100-SXM4-40GB): processes unknown (");
+    assert_contains(why, "Insufficient Permissions");
+    assert_true(strstr(why, "other process") == NULL);
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+}
+
 /* No libnvidia-ml.so.1: the stated fallback everywhere; a MIG instance is
  * still told by CUDA_VISIBLE_DEVICES. */
 static void nvml_missing(void **state)
@@ -644,6 +681,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(nvml_index_and_order, setup),
         cmocka_unit_test_setup(mig_instances, setup),
         cmocka_unit_test_setup(nvml_fails_once, setup),
+        cmocka_unit_test_setup(tie_of_three, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
