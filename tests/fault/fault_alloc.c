@@ -637,6 +637,8 @@ static void openblas_load_out_of_memory(void **state)
             fail_msg("allocation %ld failed: %ld block(s) leaked", k, n_live - baseline);
     }
     gp_test_dlopen = NULL;
+}
+
 /* The device list failing to allocate: the message counts the records,
  * the CPU's and one a CUDA device. */
 static void enumeration_message(void **state)
