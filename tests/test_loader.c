@@ -473,6 +473,9 @@ static void openblas_name(void **state)
         {NULL, "Zen", "OpenBLAS Zen"},
         {"OpenBLAS 0.3.26.dev", NULL, "OpenBLAS 0.3.26.dev unknown-core"},
         {"OpenBLAS 0.3.26", "", "OpenBLAS 0.3.26 unknown-core"},
+        /* a build that names itself shorter: its name, nothing of ours */
+        {"BL 1 x", "Zen", "BL 1 Zen"},
+        {"", "Zen", " Zen"},
         /* a first "word" longer than the 63 bytes kept */
         {"0123456789012345678901234567890123456789012345678901234567890123456789 x",
          "C", "012345678901234567890123456789012345678901234567890123456789012 C"},
@@ -586,6 +589,8 @@ static int attr_read_fails;   /* pthread_getattr_default_np fails (ENOMEM) */
 static int attr_reads, attr_destroys; /* counted while count_attrs is set */
 static int count_attrs;
 static void (*on_cpu_count)(void); /* called when the CPUs are asked for */
+static long fake_online;      /* the CPUs online, when online_faked */
+static int online_faked;
 
 long sysconf(int name)
 {
@@ -598,7 +603,34 @@ long sysconf(int name)
         if (cpus_faked)
             return fake_cpus;
     }
+    if (name == _SC_NPROCESSORS_ONLN && online_faked)
+        return fake_online;
     return real(name);
+}
+
+/* The CPU device's logical cores: the CPUs online, and one when sysconf
+ * does not know (0, or -1). */
+static long logical_cores_with(long online)
+{
+    online_faked = 1;
+    fake_online = online;
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    int64_t v = -7;
+    assert_int_equal(gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_LOGICAL_CORES, &v),
+                     GPUPROBE_OK);
+    gpuprobe_context_destroy(ctx);
+    online_faked = 0;
+    return (long)v;
+}
+
+static void cpu_logical_cores(void **state)
+{
+    (void)state;
+    assert_int_equal(logical_cores_with(3), 3);
+    assert_int_equal(logical_cores_with(1), 1);
+    assert_int_equal(logical_cores_with(0), 1);
+    assert_int_equal(logical_cores_with(-1), 1);
 }
 
 int pthread_getattr_default_np(pthread_attr_t *attr)
@@ -1221,6 +1253,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),
         cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
+        cmocka_unit_test(cpu_logical_cores),
         cmocka_unit_test(openblas_cost),
         cmocka_unit_test(openblas_cost_thread_stack),
         cmocka_unit_test(openblas_cost_pool_state),

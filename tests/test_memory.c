@@ -215,6 +215,32 @@ static void test_cgroup_long_files(void **state)
     sr_rm_tree(root);
 }
 
+/* A cgroup whose directory path fits in the 4096 bytes of a path the
+ * library builds but whose files' paths do not: they are not read (nothing
+ * is taken for a limit), and the
+ * parents, whose paths are shorter, are read as usual. */
+static void test_cgroup_path_too_long(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    size_t n = 4075; /* "/sys/fs/cgroup/" and it: 4090 bytes, "/memory.max" too many */
+    char *text = malloc(n + 16);
+    assert_non_null(text);
+    memcpy(text, "0::/", 4);
+    memset(text + 4, 'q', n);
+    memcpy(text + 4 + n, "\n", 2);
+    sr_put(root, "proc/self/cgroup", text);
+    free(text);
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, UINT64_MAX);
+    assert_int_equal(info.total_bytes, 16 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB);
+    assert_int_equal(info.flags, 0);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_v2_max(void **state)
 {
     (void)state;
@@ -710,6 +736,14 @@ static void test_fits_names_limit(void **state)
     h.data_used = h.as_used = 0;
     assert_int_equal(gp_host_fits(ctx, &h, 0, "", 200 * MIB, "the buffers", "a run"),
                      GPUPROBE_OK);
+    /* short of memory and of address space by the same 100 MiB: the
+     * memory is named */
+    gp_host_memory t = {16 * GIB, 8 * GIB, UINT64_MAX, 0, 2000 * MIB, 0, UINT64_MAX, 0};
+    assert_int_equal(gp_host_fits(ctx, &t, 8 * GIB + 100 * MIB, "the data", 2100 * MIB,
+                                  "the buffers", "a run"),
+                     GPUPROBE_ERR_OUT_OF_MEMORY);
+    if (!strstr(gpuprobe_last_error(ctx), "are available (MemAvailable"))
+        fail_msg("\"%s\" does not name MemAvailable", gpuprobe_last_error(ctx));
     gpuprobe_context_destroy(ctx);
 }
 
@@ -1055,6 +1089,7 @@ int main(void)
         cmocka_unit_test(test_cgroup_v2_limit),
         cmocka_unit_test(test_cgroup_stat_overflow),
         cmocka_unit_test(test_cgroup_long_files),
+        cmocka_unit_test(test_cgroup_path_too_long),
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
         cmocka_unit_test(test_cgroup_cuts_available_only),

@@ -552,6 +552,11 @@ static void test_model_errors(void **state)
     assert_true(plan_of(m, NULL).params == UINT64_C(8030261248));
     assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 0), GPUPROBE_OK);
     assert_true(plan_of(m, NULL).params == UINT64_C(8030261248));
+    /* one expert and none per token named: dense too, no per-token count
+     * needed */
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 1), GPUPROBE_OK);
+    assert_true(plan_of(m, NULL).params == UINT64_C(8030261248));
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS, 0), GPUPROBE_OK);
 
     /* setters: out of bounds, negative, unknown: refused, nothing changed */
     int64_t lo = 0, hi = 0, v = 0;
@@ -995,6 +1000,20 @@ static void test_plan_gpus(void **state)
     assert_int_equal(gpuprobe_plan_gpus(ctx, m, o, 0, &count, devs, 8), GPUPROBE_ERR_NO_FIT);
     assert_int_equal(count, 77);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "no number of the 5 CUDA devices"));
+    /* the message gives one GPU's need and the need of each of the most
+     * GPUs the 64 heads split over (4 of the 5), which is less */
+    {
+        const char *msg = gpuprobe_last_error(ctx);
+        const char *one_at = strstr(msg, "one GPU needs "), *each_at = strstr(msg, "each needs ");
+        unsigned long long one_needs = 0, each_needs = 0;
+        assert_non_null(one_at);
+        assert_non_null(each_at);
+        assert_int_equal(sscanf(one_at, "one GPU needs %llu", &one_needs), 1);
+        assert_int_equal(sscanf(each_at, "each needs %llu", &each_needs), 1);
+        if (each_needs == 0 || each_needs >= one_needs || each_needs < one_needs / 5)
+            fail_msg("\"%s\": each of 4 GPUs needs %llu bytes, one alone %llu", msg,
+                     each_needs, one_needs);
+    }
     /* bad arguments; the model is checked before any device */
     gpuprobe_model *empty = NULL;
     assert_int_equal(gpuprobe_model_create(&empty), GPUPROBE_OK);

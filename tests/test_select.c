@@ -808,6 +808,17 @@ static void test_malformed_specs(void **state)
     memset(big + 5, '1', n - 5);
     msg = expect_fail(ctx, big, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_contains(msg, "\"cuda:1111");
+    /* the length refusal starts after 64 bytes: 64 are parsed (and refused
+     * as a spec), 65 are too long */
+    memset(big, 'c', 65);
+    big[64] = '\0';
+    msg = expect_fail(ctx, big, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strstr(msg, "longer than") == NULL);
+    assert_contains(msg, "expected auto, cpu, cuda or cuda:N");
+    big[64] = 'c';
+    big[65] = '\0';
+    msg = expect_fail(ctx, big, NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "longer than 64 bytes");
     free(big);
 
     /* non-ASCII and control bytes: replaced, never copied raw */
@@ -927,6 +938,12 @@ static void test_bad_arguments(void **state)
     msg = expect_fail(ctx, "auto", &r2, 0, GPUPROBE_ERR_NO_FIT);
     assert_contains(msg, "cuda:0 (Sim Small): utilisation unknown (GPUPROBE_ATTR_GPU_UTILIZATION");
     assert_contains(msg, "cpu: not a CUDA device (a GPU utilisation limit required)");
+    /* a limit of 0% (only an idle GPU) is a limit too */
+    r2.max_utilization = 0;
+    r2.no_other_process = 1;
+    msg = expect_fail(ctx, "cpu", &r2, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cpu: not a CUDA device (a GPU utilisation limit required)");
+    r2.no_other_process = 0;
     r2.max_utilization = -1;
     r2.no_other_process = 1;
     msg = expect_fail(ctx, "cuda", &r2, 0, GPUPROBE_ERR_NO_FIT);
