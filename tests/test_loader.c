@@ -11,6 +11,8 @@
  * - A libcuda.so.1 that exists but is not loadable here (a 32-bit ELF
  *   file, a file too short to be one): "no driver", with the system
  *   loader's reason; a missing one: "no driver" and nothing more.
+ * - The names of CUDA errors and cuBLAS statuses: the library's own,
+ *   however short; the fallback for none or an empty one.
  * - An OpenBLAS lacking any of its functions: UNSUPPORTED naming it, the
  *   library not kept loaded, nothing else broken; the real OpenBLAS: every
  *   pointer bound; the name made from its configuration and core.
@@ -336,6 +338,75 @@ static void driver_not_loadable(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The names of errors and statuses: whatever the library calls its code,
+ * however short, is used; no name, or an empty one, gets the fallback
+ * (which for cudaSuccess is still its name). The libraries' functions are
+ * replaced in a loader state that no library backs. */
+static const char *given_name;
+
+static const char *fake_rt_name(cudaError_t e)
+{
+    (void)e;
+    return given_name;
+}
+
+static CUresult fake_drv_name(CUresult r, const char **s)
+{
+    (void)r;
+    *s = given_name;
+    return CUDA_SUCCESS;
+}
+
+static const char *fake_blas_name(cublasStatus_t st)
+{
+    (void)st;
+    return given_name;
+}
+
+static void error_names_as_given(void **state)
+{
+    (void)state;
+    gp_cuda *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    static int lib;
+    c->rt_lib = c->blas_lib = &lib; /* "loaded", never closed */
+    c->rt.GetErrorName = fake_rt_name;
+    c->drv.GetErrorName = fake_drv_name;
+    c->blas.GetStatusName = fake_blas_name;
+
+    static const char *const names[] = {"cudaErrorInvalidValue", "E", "ab"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        given_name = names[i];
+        assert_string_equal(gp_cuda_rt_error_name(c, cudaErrorInvalidValue), names[i]);
+        assert_string_equal(gp_cuda_drv_error_name(c, CUDA_ERROR_INVALID_VALUE), names[i]);
+        assert_string_equal(gp_cublas_status_name(c, CUBLAS_STATUS_INVALID_VALUE), names[i]);
+    }
+
+    static const char *const none[] = {"", NULL};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        given_name = none[i];
+        assert_string_equal(gp_cuda_rt_error_name(c, cudaErrorInvalidValue),
+                            "unrecognized CUDA runtime error");
+        assert_string_equal(gp_cuda_rt_error_name(c, cudaSuccess), "cudaSuccess");
+        assert_string_equal(gp_cuda_drv_error_name(c, CUDA_ERROR_INVALID_VALUE),
+                            "unrecognized CUDA driver error");
+        assert_string_equal(gp_cublas_status_name(c, CUBLAS_STATUS_INVALID_VALUE),
+                            "CUBLAS_STATUS_INVALID_VALUE");
+    }
+
+    /* Without the libraries, the functions are not called. */
+    given_name = "E";
+    c->rt_lib = c->blas_lib = NULL;
+    assert_string_equal(gp_cuda_rt_error_name(c, cudaErrorInvalidValue),
+                        "unrecognized CUDA runtime error");
+    assert_string_equal(gp_cublas_status_name(c, CUBLAS_STATUS_INVALID_VALUE),
+                        "CUBLAS_STATUS_INVALID_VALUE");
+    c->drv.GetErrorName = NULL;
+    assert_string_equal(gp_cuda_drv_error_name(c, CUDA_ERROR_INVALID_VALUE),
+                        "unrecognized CUDA driver error");
+    free(c);
+}
+
 #else /* no CUDA in this build: nothing is loaded */
 
 static void runtime_lacks_function(void **state) { (void)state; skip(); }
@@ -343,6 +414,7 @@ static void driver_lacks_function(void **state) { (void)state; skip(); }
 static void driver_old_uuid(void **state) { (void)state; skip(); }
 static void complete_libraries_bound(void **state) { (void)state; skip(); }
 static void driver_not_loadable(void **state) { (void)state; skip(); }
+static void error_names_as_given(void **state) { (void)state; skip(); }
 
 #endif
 
@@ -1249,6 +1321,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(driver_old_uuid, setup, teardown),
         cmocka_unit_test_setup_teardown(complete_libraries_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(driver_not_loadable, setup, teardown),
+        cmocka_unit_test(error_names_as_given),
         cmocka_unit_test_setup_teardown(openblas_lacks_function, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),

@@ -2,7 +2,8 @@
  * scenario_causes.c - every named CUDA cause, reached through the library's
  * real loader and the simulated libraries: no runtime, no driver, no kernel
  * driver, driver too old (and the libcudart.so.12 fallback), no device,
- * devices hidden (and not hidden), no permission, disabled, other.
+ * devices hidden (and not hidden), no permission, disabled, other; and a
+ * runtime without its cuBLAS.
  *
  * What the kernel side looks like (/proc/driver/nvidia, /dev/nvidia*) is
  * a fake tree given to the library through its sysroot test seam, which is
@@ -145,6 +146,11 @@ static const cause_case cases[] = {
      "hides all 2 GPU(s)"},
     {"cuInit fails otherwise", "cuinit_error = CUDA_ERROR_UNKNOWN\n" H200, NULL, NULL, 1, 1,
      GPUPROBE_CUDA_OTHER, "cuInit failed with CUDA_ERROR_UNKNOWN"},
+    /* cuInit found a device but the runtime none: the detail says which
+     * call answered what. */
+    {"cudaGetDeviceCount finds no device", "fail = cudaGetDeviceCount:1=cudaErrorNoDevice\n" H200,
+     NULL, NULL, 1, 1, GPUPROBE_CUDA_NO_DEVICE,
+     "cudaGetDeviceCount: cudaErrorNoDevice: the NVIDIA driver is running but finds no CUDA device"},
     {"cudaGetDeviceCount fails", "fail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
      NULL, 1, 1, GPUPROBE_CUDA_OTHER,
      "cudaGetDeviceCount failed with cudaErrorStartupFailure (simulated CUDA runtime error)"},
@@ -219,6 +225,51 @@ static void runtime12_fallback_matmul(void **state)
     gpuprobe_matmul_result_destroy(r);
     gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
+}
+
+/* A runtime whose directory has no cuBLAS: CUDA is available, a matmul is
+ * refused naming the cuBLAS file it looked for, quoted whole up to 128
+ * bytes and cut after them. The directory holds a link to the simulated
+ * runtime, loaded first from the simulation's own directory, so that the
+ * link opens that same library. */
+static void cublas_missing_named(void **state)
+{
+    (void)state;
+    static const char file[] = "/libcublas.so.13";
+    fleet(H200);
+    make_root(1, 1);
+    if (strlen(root) + 1 + (sizeof file - 1) >= 128)
+        skip(); /* TMPDIR too long for a path of 128 bytes */
+    gpuprobe_context *ctx = probe();
+    assert_int_equal(cause_of(ctx, NULL), GPUPROBE_CUDA_AVAILABLE);
+    gpuprobe_context_destroy(ctx);
+    for (size_t len = 128; len <= 129; len++) {
+        /* root/dd...d, as long as makes <dir>/libcublas.so.13 len bytes */
+        char dir[sizeof root + 160], path[GP_PATH_LEN], want[GP_PATH_LEN];
+        size_t pad = len - (sizeof file - 1) - strlen(root) - 1;
+        snprintf(dir, sizeof dir, "%s/", root);
+        memset(dir + strlen(dir), 'd', pad);
+        dir[strlen(root) + 1 + pad] = '\0';
+        sr_mkdirs(dir);
+        snprintf(path, sizeof path, "%s/libcudart.so.13", dir);
+        assert_int_equal(symlink(SIMCUDA_DIR "/lib/libcudart.so.13", path), 0);
+        snprintf(path, sizeof path, "%s%s", dir, file);
+        assert_int_equal(strlen(path), len);
+        use_libdir(dir);
+        ctx = probe();
+        const char *detail = NULL;
+        assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_AVAILABLE);
+        gpuprobe_matmul_options *o = mm_options(8, 8, 8, GPUPROBE_DTYPE_FP32);
+        gpuprobe_matmul_result *r = NULL;
+        EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+        assert_null(r);
+        snprintf(want, sizeof want, "cannot load cuBLAS %.128s%s (matching the CUDA 13 runtime): ",
+                 path, len > 128 ? "..." : "");
+        assert_contains(gpuprobe_last_error(ctx), want);
+        gpuprobe_matmul_options_destroy(o);
+        gpuprobe_context_destroy(ctx);
+    }
+    assert_only_simulated_cuda();
 }
 
 static void disabled_loads_nothing(void **state)
@@ -404,6 +455,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(every_cause, teardown),
         cmocka_unit_test_teardown(failed_probe_leaks_nothing, teardown),
         cmocka_unit_test_teardown(runtime12_fallback_matmul, teardown),
+        cmocka_unit_test_teardown(cublas_missing_named, teardown),
         cmocka_unit_test_teardown(disabled_loads_nothing, teardown),
         cmocka_unit_test_teardown(no_permission, teardown),
     };
