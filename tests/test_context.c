@@ -216,6 +216,9 @@ static void test_fail_message_never_empty(void **state)
     assert_string_equal(gpuprobe_last_error(ctx), "operating-system query failed");
     assert_int_equal(gp_fail(ctx, GPUPROBE_ERR_NO_FIT, "%s", "why"), GPUPROBE_ERR_NO_FIT);
     assert_string_equal(gpuprobe_last_error(ctx), "why");
+    /* also over an earlier message: its bytes past the first do not count */
+    assert_int_equal(gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "%s", ""), GPUPROBE_ERR_SYSTEM);
+    assert_string_equal(gpuprobe_last_error(ctx), "operating-system query failed");
     assert_int_equal(gp_ok(ctx), GPUPROBE_OK);
     assert_string_equal(gpuprobe_last_error(ctx), "");
     assert_int_equal(gp_fail(NULL, GPUPROBE_ERR_CUDA, "%s", "x"), GPUPROBE_ERR_CUDA);

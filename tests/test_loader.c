@@ -696,6 +696,29 @@ static long logical_cores_with(long online)
     return (long)v;
 }
 
+/* A failed open is described by its own failure, never by an earlier
+ * one's message still pending in dlerror(): here a seam that fails
+ * without a message of its own gets the generic text. */
+static void *fail_quietly(const char *file, int mode)
+{
+    (void)file;
+    (void)mode;
+    return NULL;
+}
+
+static void dlerror_of_this_open(void **state)
+{
+    (void)state;
+    assert_null(dlopen("libgpuprobe-no-such-library.so.9", RTLD_NOW));
+    void *(*saved)(const char *, int) = gp_test_dlopen;
+    gp_test_dlopen = fail_quietly;
+    assert_null(gp_dlopen("libz.so.1", RTLD_NOW));
+    gp_test_dlopen = saved;
+    char why[256];
+    gp_dlerror(why, sizeof why);
+    assert_string_equal(why, "cannot open shared object file");
+}
+
 static void cpu_logical_cores(void **state)
 {
     (void)state;
@@ -1327,6 +1350,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),
         cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
         cmocka_unit_test(cpu_logical_cores),
+        cmocka_unit_test(dlerror_of_this_open),
         cmocka_unit_test(openblas_cost),
         cmocka_unit_test(openblas_cost_thread_stack),
         cmocka_unit_test(openblas_cost_pool_state),
