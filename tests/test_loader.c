@@ -478,7 +478,9 @@ static void openblas_lacks_function(void **state)
 
 /* The negative control: an OpenBLAS whose gemm computes nothing. The
  * output stays as poisoned (NaN), and verification fails in fp32 and
- * fp64, with the figures still reported. */
+ * fp64, with the figures still reported. Its gemm calls are counted: the
+ * warm-up's 3 and the 5 of each of the 2 timed runs, all of the dtype's
+ * gemm (sgemm or dgemm), none of the other's. */
 static void gemm_that_does_nothing(void **state)
 {
     (void)state;
@@ -497,9 +499,30 @@ static void gemm_that_does_nothing(void **state)
                          GPUPROBE_OK);
         assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 2),
                          GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP, 3),
+                         GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 5),
+                         GPUPROBE_OK);
+        long before[2] = {0, 0};
+        void *h = dlopen(openblas_path, RTLD_NOW | RTLD_NOLOAD);
+        if (h) { /* loaded by the first dtype's run */
+            long (*calls)(int) = NULL;
+            assert_int_equal(gp_dlsym(h, "fake_openblas_gemm_calls", &calls, sizeof calls), 0);
+            before[0] = calls(0);
+            before[1] = calls(1);
+            dlclose(h);
+        }
         gpuprobe_matmul_result *r = NULL;
         assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_VERIFY_FAILED);
         assert_non_null(r);
+        h = dlopen(openblas_path, RTLD_NOW | RTLD_NOLOAD);
+        assert_non_null(h);
+        long (*calls)(int) = NULL;
+        assert_int_equal(gp_dlsym(h, "fake_openblas_gemm_calls", &calls, sizeof calls), 0);
+        const int dp = dts[i] == GPUPROBE_DTYPE_FP64;
+        assert_int_equal(calls(dp) - before[dp], 3 + 2 * 5);
+        assert_int_equal(calls(!dp) - before[!dp], 0);
+        dlclose(h);
         assert_non_null(strstr(gpuprobe_last_error(ctx), "(NaN) vs tolerance"));
         int64_t verified = 7, runs = 0;
         double err = 0;

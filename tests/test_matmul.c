@@ -1115,6 +1115,47 @@ static void test_cgroup_room_counts_openblas(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The refusal's figures follow the element size: under a cgroup limit
+ * that leaves no room, fp64 needs twice the bytes of fp32 for A, B and C
+ * and twice for OpenBLAS's packed panels (8 bytes an element, not 4). */
+static unsigned long long figure_after(const char *msg, const char *label)
+{
+    const char *p = strstr(msg, label);
+    assert_non_null(p);
+    return strtoull(p + strlen(label), NULL, 10);
+}
+
+static void test_refusal_figures_follow_dtype(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpuprobe-mm-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put_file(root, "proc/meminfo", "MemTotal: 16777216 kB\nMemAvailable: 12582912 kB\n");
+    put_file(root, "proc/self/cgroup", "0::/job\n");
+    put_file(root, "sys/fs/cgroup/job/memory.max", "4096\n");
+    put_file(root, "sys/fs/cgroup/job/memory.current", "0\n");
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_sysroot(ctx, root);
+    static const gpuprobe_dtype dts[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_FP64};
+    unsigned long long abc[2], panels[2];
+    for (int i = 0; i < 2; i++) {
+        gpuprobe_matmul_options *o = small_opts(96, 80, 64, dts[i]);
+        gpuprobe_matmul_result *r = NULL;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
+        assert_null(r);
+        const char *msg = gpuprobe_last_error(ctx);
+        abc[i] = figure_after(msg, "A, B and C ");
+        panels[i] = figure_after(msg, "packed panels up to ");
+        gpuprobe_matmul_options_destroy(o);
+    }
+    assert_int_equal(abc[0], 4ull * (96 * 64 + 64 * 80 + 96 * 80));
+    assert_int_equal(abc[1], 2 * abc[0]);
+    assert_true(panels[0] > 0);
+    assert_int_equal(panels[1], 2 * panels[0]);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
+}
+
 /* The address space a run needs: A, B and C, a page more each (each is a
  * mapping of its own), and OpenBLAS's buffers, against RLIMIT_AS less what
  * is in use (VmSize, from a simulated /proc/self/status). The real limit
@@ -1568,6 +1609,7 @@ int main(void)
         cmocka_unit_test(test_buffer_bytes),
         cmocka_unit_test(test_host_memory_limit),
         cmocka_unit_test(test_cgroup_room_counts_openblas),
+        cmocka_unit_test(test_refusal_figures_follow_dtype),
         cmocka_unit_test(test_address_space_need),
         cmocka_unit_test(test_host_memory_cgroup_room),
         cmocka_unit_test(test_threads_restored),

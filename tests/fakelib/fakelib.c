@@ -4,7 +4,8 @@
  *
  * FAKE_OPENBLAS_NOOP builds an OpenBLAS whose gemm calls return without
  * computing anything: the negative control of the timed matmul, whose
- * verification must catch it. Its build configuration text can be set
+ * verification must catch it. It counts its gemm calls
+ * (fake_openblas_gemm_calls). Its build configuration text can be set
  * (fake_openblas_set_config). It exports the thread pool's count
  * (blas_num_threads) but not whether the pool runs (blas_server_avail):
  * the library reads the two together or not at all.
@@ -24,6 +25,7 @@
 #define FAKE_FAIL 999
 
 #if defined(FAKE_OPENBLAS_NOOP)
+static long gemm_calls[2]; /* counted: sgemm, dgemm */
 /* The signatures of cblas.h, whose enums are ints. */
 void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
                  const float *a, int lda, const float *b, int ldb, float beta,
@@ -34,6 +36,7 @@ void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
 {
     (void)order, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
     (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+    gemm_calls[0]++;
 }
 void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
                  const double *a, int lda, const double *b, int ldb, double beta,
@@ -44,7 +47,11 @@ void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
 {
     (void)order, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha;
     (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+    gemm_calls[1]++;
 }
+/* The gemm calls made so far: sgemm (dp 0) or dgemm (dp 1). */
+long fake_openblas_gemm_calls(int dp);
+long fake_openblas_gemm_calls(int dp) { return gemm_calls[dp != 0]; }
 static int threads = 1;
 int openblas_get_num_threads(void);
 int openblas_get_num_threads(void) { return threads; }
