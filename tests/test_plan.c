@@ -683,6 +683,28 @@ static void test_options(void **state)
     gpuprobe_plan_options_destroy(NULL);
 }
 
+/* A context of 0 tokens is a valid option (the weights alone, no KV cache);
+ * the context's bounds are 0 and 2^32 tokens. */
+static void test_context_zero(void **state)
+{
+    (void)state;
+    int64_t lo = -7, hi = -7;
+    assert_int_equal(gpuprobe_plan_param_bounds(GPUPROBE_PLAN_CONTEXT, &lo, &hi), GPUPROBE_OK);
+    assert_true(lo == 0);
+    assert_true(hi == INT64_C(1) << 32);
+    gpuprobe_model *m = model_of(&llama31_8b);
+    gpuprobe_plan_options *o = opts_new();
+    set(o, GPUPROBE_PLAN_CONTEXT, 0);
+    int64_t v = -7;
+    assert_int_equal(gpuprobe_plan_options_get(o, GPUPROBE_PLAN_CONTEXT, &v), GPUPROBE_OK);
+    assert_true(v == 0);
+    gpuprobe_plan p = plan_of(m, o);
+    assert_true(p.kv_cache_bytes == 0);
+    assert_true(p.weights_bytes > 0);
+    gpuprobe_plan_options_destroy(o);
+    gpuprobe_model_destroy(m);
+}
+
 /* ---- exact 64-bit arithmetic at the limits ---- */
 
 static void test_overflow(void **state)
@@ -750,6 +772,16 @@ static void test_overflow(void **state)
     assert_true(p.kv_cache_bytes == UINT64_C(1) << 63);
     set(o, GPUPROBE_PLAN_BATCH, INT64_C(1) << 15);
     plan_fails(m, o, GPUPROBE_ERR_OVERFLOW, "the KV cache");
+    /* training activations past 2^64 (2^56 tokens): an overflow that names
+     * the activations, not a figure computed from a wrapped product */
+    {
+        gpuprobe_plan_options *t = opts_new();
+        set(t, GPUPROBE_PLAN_WORKLOAD, GPUPROBE_WORKLOAD_TRAINING);
+        set(t, GPUPROBE_PLAN_CONTEXT, INT64_C(1) << 32);
+        set(t, GPUPROBE_PLAN_BATCH, INT64_C(1) << 24);
+        plan_fails(m, t, GPUPROBE_ERR_OVERFLOW, "the activations");
+        gpuprobe_plan_options_destroy(t);
+    }
     /* the largest context never fails on overflow: it just does not fit */
     uint64_t l = 0;
     assert_int_equal(gpuprobe_plan_largest(NULL, m, o, GPUPROBE_PLAN_CONTEXT, UINT64_MAX, &l),
@@ -1072,6 +1104,96 @@ static void test_plan_gpus(void **state)
     gpuprobe_model_destroy(m);
 }
 
+/* A plan that needs exactly the free memory fits; one byte less free and
+ * it does not. */
+static void test_plan_device_exact_fit(void **state)
+{
+    (void)state;
+    gpuprobe_model *m = model_of(&llama31_8b);
+    gp_fake_cuda_device dev[] = {{"Sim H200", 9, 0, 143 * GiB, 140 * GiB, 0}};
+    gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "simulated", 1, dev};
+    gpuprobe_context *ctx = fleet_ctx(&fleet, 0x1);
+    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
+    assert_true(p.available_bytes == 140 * GiB);
+    uint64_t need = p.total_bytes;
+    fleet_done(ctx);
+
+    dev[0].free_bytes = need;
+    ctx = fleet_ctx(&fleet, 0x1);
+    p = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
+    assert_true(p.total_bytes == need);
+    assert_true(p.available_bytes == need);
+    assert_int_equal(p.fits, 1);
+    fleet_done(ctx);
+
+    dev[0].free_bytes = need - 1;
+    ctx = fleet_ctx(&fleet, 0x1);
+    p = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
+    assert_true(p.available_bytes == need - 1);
+    assert_int_equal(p.fits, 0);
+    fleet_done(ctx);
+    gpuprobe_model_destroy(m);
+}
+
+/* Splitting over GPUs counts each GPU's own CUDA context overhead: GPUs
+ * with room for the whole model but not for it and their measured context
+ * take two for the model. */
+static void test_plan_gpus_overhead(void **state)
+{
+    (void)state;
+    gpuprobe_model *m = model_of(&llama31_8b);
+    gpuprobe_plan_options *o = opts_new();
+    set(o, GPUPROBE_PLAN_OVERHEAD, 0);
+    uint64_t bare = plan_of(m, o).total_bytes; /* no overhead at all */
+    gpuprobe_plan_options_destroy(o);
+    gp_fake_cuda_device devs[] = {
+        {"Sim L40", 8, 9, 48 * GiB, bare + 100 * MiB, 300 * MiB},
+        {"Sim L40", 8, 9, 48 * GiB, bare + 100 * MiB, 300 * MiB},
+    };
+    gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "simulated", 2, devs};
+    gpuprobe_context *ctx = fleet_ctx(&fleet, 0);
+    /* alone, one of them is short by the 300 MiB context */
+    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
+    assert_true(p.overhead_bytes == 300 * MiB);
+    assert_int_equal(p.fits, 0);
+    size_t count = 0, out[4] = {0};
+    assert_int_equal(gpuprobe_plan_gpus(ctx, m, NULL, 0, &count, out, 4), GPUPROBE_OK);
+    assert_int_equal(count, 2);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 2);
+    fleet_done(ctx);
+    gpuprobe_model_destroy(m);
+}
+
+/* The GPU with the most free memory is found when it lies between one with
+ * less (before it) and one with more than the first (after it): free 10,
+ * 30 and 20 GiB; a model that fits 20 GiB goes on the 30 GiB one. */
+static void test_plan_gpus_order(void **state)
+{
+    (void)state;
+    gpuprobe_model *m = model_of(&llama31_8b);
+    static const gp_fake_cuda_device devs[] = {
+        {"Sim A100 40GB", 8, 0, 40 * GiB, 10 * GiB, 0},
+        {"Sim A100 40GB", 8, 0, 40 * GiB, 30 * GiB, 0},
+        {"Sim A100 40GB", 8, 0, 40 * GiB, 20 * GiB, 0},
+    };
+    static const gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "simulated", 3, devs};
+    gpuprobe_context *ctx = fleet_ctx(&fleet, 0x7);
+    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 3, m, NULL, 0, &p), GPUPROBE_OK);
+    assert_int_equal(p.fits, 1); /* the 20 GiB one would do too */
+    size_t count = 0, out[4] = {0};
+    assert_int_equal(gpuprobe_plan_gpus(ctx, m, NULL, 0, &count, out, 4), GPUPROBE_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(out[0], 2);
+    fleet_done(ctx);
+    gpuprobe_model_destroy(m);
+}
+
 int main(void)
 {
     unsetenv("GPUPROBE_DEVICE");
@@ -1089,10 +1211,14 @@ int main(void)
         cmocka_unit_test(test_tensor_parallel),
         cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_context_zero),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_largest),
         cmocka_unit_test(test_plan_device),
         cmocka_unit_test(test_plan_gpus),
+        cmocka_unit_test(test_plan_device_exact_fit),
+        cmocka_unit_test(test_plan_gpus_overhead),
+        cmocka_unit_test(test_plan_gpus_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 
 #define GB UINT64_C(1000000000)
 #define NOT_SET ((size_t)0xC0FFEE)
+#define NAME_SHOWN_T 64 /* the bytes of a device name that messages show */
 
 /* ---- simulated device sets ---- */
 
@@ -968,6 +969,116 @@ static void test_bad_arguments(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Requirements are checked in their documented order and the first one a
+ * GPU fails is the reason given: an unknown utilisation excludes it before
+ * its (equally unknown) processes are asked about. */
+static void test_requirement_order_unknown(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.max_utilization = 50;
+    req.no_other_process = 1;
+    const char *msg = expect_fail(ctx, "cuda:0", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Small): utilisation unknown (");
+    assert_null(strstr(msg, "processes unknown"));
+    gpuprobe_context_destroy(ctx);
+}
+
+/* CUDA not usable: the reason gives the cause, then the detail after a
+ * colon when there is one (even a single character), and no colon when
+ * the detail is empty. */
+static void test_unusable_detail_shown(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda bare = {GPUPROBE_CUDA_NO_DRIVER, "", 0, NULL};
+    static const gp_fake_cuda terse = {GPUPROBE_CUDA_NO_DRIVER, "x", 0, NULL};
+    const char *cause = gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DRIVER);
+    char want[256];
+    const char *why = NULL;
+
+    gpuprobe_context *ctx = new_ctx(&bare);
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    snprintf(want, sizeof want, "auto: CUDA not usable (%s); using cpu", cause);
+    assert_string_equal(why, want);
+    gpuprobe_context_destroy(ctx);
+
+    ctx = new_ctx(&terse);
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    snprintf(want, sizeof want, "auto: CUDA not usable (%s: x); using cpu", cause);
+    assert_string_equal(why, want);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* A failed selection leaves no earlier account behind: the context's
+ * reason, which a previous success pointed to, reads empty. */
+static void test_failed_select_clears_reason(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&two);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 1);
+    assert_true(strlen(why) > 0);
+    const char *kept = why;
+    expect_fail(ctx, "auto", NULL, 0x100, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_string_equal(kept, "");
+    assert_int_equal(pick(ctx, "cuda:0", NULL, 0, &why), 0);
+    assert_true(strlen(why) > 0);
+    kept = why;
+    /* no device pointer: refused, and the account is gone too */
+    assert_int_equal(gpuprobe_select(ctx, "auto", NULL, 0, NULL, &why),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_string_equal(kept, "");
+    gpuprobe_context_destroy(ctx);
+}
+
+/* A reason that runs past its buffer, by any number of bytes (one
+ * included), is cut at the last byte and ends in "..."; one that fits is
+ * whole. The name of one skipped GPU grows a byte at a time across the
+ * edge. */
+static void test_reason_cut_at_every_length(void **state)
+{
+    (void)state;
+    static const char letters[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789++";
+    char names[NAME_SHOWN_T + 1];
+    /* three skipped GPUs with names of the most bytes shown, the one whose
+     * name grows, and the one chosen */
+    gp_fake_cuda_device devs[5];
+    for (size_t i = 0; i < 4; i++)
+        devs[i] = (gp_fake_cuda_device){
+            "Simulated Accelerator With A Really Quite Long Product Name 0123", 8, 0,
+            96 * GB, 10 * GB, 0};
+    devs[4] = (gp_fake_cuda_device){"Sim Winner", 8, 0, 96 * GB, 90 * GB, 0};
+    gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "", 5, devs};
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.min_free_bytes = 50 * GB;
+    int cut = 0, whole = 0;
+    for (size_t len = 1; len <= NAME_SHOWN_T; len++) {
+        memcpy(names, letters, len);
+        names[len] = '\0';
+        devs[3].name = names;
+        gpuprobe_context *ctx = new_ctx(&fleet);
+        const char *why = NULL;
+        assert_int_equal(pick(ctx, "auto", &req, 0, &why), 4);
+        size_t n = strlen(why);
+        char tail[NAME_SHOWN_T + 64];
+        snprintf(tail, sizeof tail, "cuda:3 (%s): 10.0 GB free < 50.0 GB required", names);
+        if (n >= strlen(tail) && strcmp(why + n - strlen(tail), tail) == 0) {
+            whole++; /* all of it, up to the last byte the buffer holds */
+        } else {
+            cut++;
+            if (n != GP_ERR_LEN - 1 || strcmp(why + n - 3, "...") != 0)
+                fail_msg("name of %zu bytes: neither whole nor cut with \"...\": \"%s\"",
+                         len, why);
+        }
+        gpuprobe_context_destroy(ctx);
+    }
+    /* the edge was crossed */
+    assert_true(cut > 0);
+    assert_true(whole > 0);
+}
+
 /* ---- the real machine ---- */
 
 static void test_real_machine(void **state)
@@ -1023,6 +1134,10 @@ int main(void)
         cmocka_unit_test(test_malformed_specs),
         cmocka_unit_test(test_parse_valid),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_requirement_order_unknown),
+        cmocka_unit_test(test_unusable_detail_shown),
+        cmocka_unit_test(test_failed_select_clears_reason),
+        cmocka_unit_test(test_reason_cut_at_every_length),
         cmocka_unit_test(test_real_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

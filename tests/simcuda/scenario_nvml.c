@@ -602,6 +602,33 @@ static void tie_of_three(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A tie on free memory broken by utilisation: the first GPU's figure is
+ * given as it is, 100% (fully busy) included, and as "unknown" when NVML
+ * could not say. */
+static void tie_against_full_or_unknown(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = H200\nfree = 120GiB\nutilization = 100\n"
+          "[gpu]\npreset = H200\nfree = 120GiB\nutilization = 5\n");
+    gpuprobe_context *ctx = new_ctx();
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, &why), 2);
+    assert_contains(why, "; as much free as cuda:0 (NVIDIA H200), less busy (5%, not 100%)");
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+
+    /* cuda:0's utilisation query fails (the first one made), cuda:1's
+     * answers */
+    fleet("[gpu]\npreset = H200\nfree = 120GiB\nutilization = 40\n"
+          "[gpu]\npreset = H200\nfree = 120GiB\nutilization = 5\n");
+    assert_int_equal(simcuda_set("fail = nvmlDeviceGetUtilizationRates:1"), 0);
+    ctx = new_ctx();
+    assert_int_equal(pick(ctx, "auto", NULL, &why), 2);
+    assert_contains(why, "; as much free as cuda:0 (NVIDIA H200), less busy (5%, not unknown)");
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+}
+
 /* No libnvidia-ml.so.1: the stated fallback everywhere; a MIG instance is
  * still told by CUDA_VISIBLE_DEVICES. */
 static void nvml_missing(void **state)
@@ -682,6 +709,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(mig_instances, setup),
         cmocka_unit_test_setup(nvml_fails_once, setup),
         cmocka_unit_test_setup(tie_of_three, setup),
+        cmocka_unit_test_setup(tie_against_full_or_unknown, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
