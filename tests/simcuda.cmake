@@ -130,6 +130,8 @@ add_test(NAME scenario.causes_no_driver COMMAND scenario_causes no-driver)
 simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
 add_test(NAME scenario.causes_failed_init COMMAND scenario_causes failed-init)
 simcuda_test_env(scenario.causes_failed_init)
+add_test(NAME scenario.causes_runtime12_only COMMAND scenario_causes runtime12-only)
+simcuda_test_env(scenario.causes_runtime12_only)
 
 simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)
