@@ -119,6 +119,19 @@ endfunction()
 simcuda_scenario(scenario_fleet gpuprobe)
 add_test(NAME scenario.fleet COMMAND scenario_fleet)
 simcuda_test_env(scenario.fleet)
+# The same under glibc's checking allocator (MALLOC_CHECK_=3, from
+# libc_malloc_debug.so.0): a check byte follows every block and free()
+# aborts when a write went past its end, so a heap overflow fails in any
+# build, not only under a sanitizer (which keeps its own allocator, hence
+# not there). The twelve-GPU test is what it watches: the list of held
+# contexts outgrows its first allocation there. Where the library is
+# missing, the loader says so and the run is the plain one.
+if(NOT GPUPROBE_SANITIZE)
+  add_test(NAME scenario.fleet_malloc_check COMMAND scenario_fleet)
+  simcuda_test_env(scenario.fleet_malloc_check)
+  set_property(TEST scenario.fleet_malloc_check APPEND PROPERTY ENVIRONMENT
+    "MALLOC_CHECK_=3" "LD_PRELOAD=libc_malloc_debug.so.0")
+endif()
 
 # The causes: the kernel side comes through the sysroot test seam, hence the
 # internal archive (the same objects).
@@ -130,6 +143,15 @@ add_test(NAME scenario.causes_no_driver COMMAND scenario_causes no-driver)
 simcuda_test_env(scenario.causes_no_driver NO_DRIVER)
 add_test(NAME scenario.causes_failed_init COMMAND scenario_causes failed-init)
 simcuda_test_env(scenario.causes_failed_init)
+add_test(NAME scenario.causes_runtime12_only COMMAND scenario_causes runtime12-only)
+simcuda_test_env(scenario.causes_runtime12_only)
+
+# A GPU matmul's host allocations failing one at a time (tests/fault/):
+# each is out of memory, and nothing of the run leaks.
+if(TARGET fault_alloc)
+  add_test(NAME scenario.fault_alloc_cuda COMMAND fault_alloc cuda)
+  simcuda_test_env(scenario.fault_alloc_cuda)
+endif()
 
 simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)

@@ -269,6 +269,12 @@ static void driver_missing(void **state)
     seam(FAIL_MATCH, "libcuda.so");
     gpuprobe_context *ctx = new_ctx();
     assert_cpu_fallback(ctx, GPUPROBE_CUDA_NO_DRIVER);
+    /* The loader gave no reason beyond "cannot open": the detail says the
+     * driver is not installed and adds nothing in parentheses. */
+    const char *detail = NULL;
+    gpuprobe_cuda_cause cause;
+    assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
+    assert_string_equal(detail, "libcuda.so.1 not found: no NVIDIA driver is installed");
     int v = -7;
     assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
     assert_true(v >= 10000);

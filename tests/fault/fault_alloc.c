@@ -198,7 +198,8 @@ typedef struct env {
 typedef struct scenario {
     const char *name;
     int needs_ctx;
-    int use_fake;         /* 1: the test seam's CUDA devices; 2: the cgroup sysroot */
+    int use_fake;         /* 1: the test seam's CUDA devices; 2: the cgroup sysroot;
+                             3: the simulated NVIDIA stack, loaded beforehand */
     gpuprobe_status (*call)(env *e);
     /* Compare e's answer with the reference; 0 if equal. */
     int (*same)(const env *a, const env *b);
@@ -396,7 +397,7 @@ static gpuprobe_status do_plan_options(env *e)
     return st;
 }
 
-static gpuprobe_status matmul(env *e, int dtype, int threads)
+static gpuprobe_status matmul_on(env *e, size_t device, int dtype, int threads)
 {
     gpuprobe_matmul_options *o = NULL;
     int was_armed = armed;
@@ -414,7 +415,7 @@ static gpuprobe_status matmul(env *e, int dtype, int threads)
     fail_at = k;
     n_allocs = seen;
     gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&o;
-    gpuprobe_status st = gpuprobe_matmul_run(e->ctx, 0, o, 0, &r);
+    gpuprobe_status st = gpuprobe_matmul_run(e->ctx, device, o, 0, &r);
     disarm();
     gpuprobe_matmul_options_destroy(o);
     if (st == GPUPROBE_OK) {
@@ -433,7 +434,14 @@ static gpuprobe_status matmul(env *e, int dtype, int threads)
     return st;
 }
 
+static gpuprobe_status matmul(env *e, int dtype, int threads)
+{
+    return matmul_on(e, 0, dtype, threads);
+}
+
 static gpuprobe_status do_matmul_fp32(env *e) { return matmul(e, GPUPROBE_DTYPE_FP32, 0); }
+/* Device 1: the first GPU of the simulated stack. */
+static gpuprobe_status do_matmul_cuda(env *e) { return matmul_on(e, 1, GPUPROBE_DTYPE_FP32, 0); }
 static gpuprobe_status do_matmul_fp64_2t(env *e) { return matmul(e, GPUPROBE_DTYPE_FP64, 2); }
 
 static const scenario scenarios[] = {
@@ -456,6 +464,15 @@ static const scenario scenarios[] = {
 };
 #define N_SCEN (sizeof scenarios / sizeof scenarios[0])
 
+/* Run as "fault_alloc cuda" with the simulated NVIDIA stack on the
+ * loader's path (tests/simcuda.cmake): a GPU matmul's own host
+ * allocations (the cuBLAS state of the context, the device's record and
+ * event pool, the run's state), each failing in turn, and everything of
+ * it freed at destroy. */
+static const scenario cuda_scenarios[] = {
+    {"matmul_cuda_fp32", 1, 3, do_matmul_cuda, same_i64},
+};
+
 static void setup_env(const scenario *s, env *e)
 {
     memset(e, 0, sizeof *e);
@@ -465,6 +482,16 @@ static void setup_env(const scenario *s, env *e)
             gp_test_set_cuda(e->ctx, &fake);
         else if (s->use_fake == 2)
             gp_test_set_sysroot(e->ctx, cgroup_root);
+        else if (s->use_fake == 3) {
+            /* CUDA is loaded (and its devices listed) before the call. */
+            size_t n = 0;
+            assert_int_equal(gpuprobe_device_count(e->ctx, &n), GPUPROBE_OK);
+            gpuprobe_cuda_cause cause;
+            assert_int_equal(gpuprobe_cuda_status(e->ctx, &cause, NULL), GPUPROBE_OK);
+            if (cause != GPUPROBE_CUDA_AVAILABLE || n < 2)
+                fail_msg("the simulated GPU is not there (cause %s, %zu device(s))",
+                         gpuprobe_cuda_cause_name(cause), n);
+        }
     }
 }
 
@@ -690,12 +717,19 @@ static void matmul_host_read(void **state)
     assert_true(seen);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     unsetenv("GPUPROBE_DEVICE");
     unsetenv("GPUPROBE_CUDA");
     unsetenv("GPUPROBE_CUDA_LIBDIR");
     make_cgroup_root();
+    if (argc > 1 && strcmp(argv[1], "cuda") == 0) {
+        struct CMUnitTest t = cmocka_unit_test_prestate(run_scenario, (void *)&cuda_scenarios[0]);
+        t.name = cuda_scenarios[0].name;
+        int rc = _cmocka_run_group_tests("fault_alloc_cuda", &t, 1, NULL, NULL);
+        sr_rm_tree(cgroup_root);
+        return rc;
+    }
     struct CMUnitTest tests[N_SCEN];
     for (size_t i = 0; i < N_SCEN; i++) {
         struct CMUnitTest t =

@@ -474,8 +474,10 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
             cfg->gemm_bug = SIM_BUG_ROWMAJOR;
         else if (strcmp(v, "drop_last_k") == 0)
             cfg->gemm_bug = SIM_BUG_DROP_LAST_K;
+        else if (strcmp(v, "unwritten") == 0)
+            cfg->gemm_bug = SIM_BUG_UNWRITTEN;
         else
-            return fail(err, esize, line, "gemm_bug: '%s' (none, rowmajor, drop_last_k)", v);
+            return fail(err, esize, line, "gemm_bug: '%s' (none, rowmajor, drop_last_k, unwritten)", v);
         return 0;
     case K_PERCENT:
         if (parse_int(v, 0, 100, &x) != 0)

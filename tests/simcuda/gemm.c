@@ -240,8 +240,8 @@ int sim_gemm_exec(const sim_gemm *g, sim_ctx *ctx, int bug)
         bind(&C, g->c, g->ct, g->m, g->n, g->ldc, ctx) != 0)
         return -1;
     size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k;
-    if (m == 0 || n == 0)
-        return 0;
+    if (m == 0 || n == 0 || bug == SIM_BUG_UNWRITTEN)
+        return 0; /* unwritten: C keeps whatever bytes it held */
     uint64_t va = A.alloc ? A.alloc->version : 0, vb = B.alloc ? B.alloc->version : 0;
     if (ctx->memo_valid && g->beta == 0.0 && ctx->memo_bug == bug &&
         memcmp(&ctx->memo, g, sizeof *g) == 0 && ctx->memo_a == va && ctx->memo_b == vb &&

@@ -429,10 +429,36 @@ static void failed_init_keeps_driver(void **state)
     assert_false(loaded("libcudart.so.13"));
 }
 
+/* A 12.x driver in a process that has loaded no CUDA library before: the
+ * CUDA 13 runtime, opened first and found too new (only its version was
+ * read), is closed again when the CUDA 12 runtime replaces it; only the
+ * runtime in use stays mapped. A run of its own, like the one above. */
+static void too_new_runtime_closed(void **state)
+{
+    (void)state;
+    assert_false(loaded("libcudart.so.13"));
+    assert_false(loaded("libcudart.so.12"));
+    fleet("driver_version = 12.8\n" H200);
+    make_root(1, 1);
+    gpuprobe_context *ctx = probe();
+    int v = 0;
+    EXPECT(ctx, gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
+    assert_int_equal(v, 12080);
+    assert_int_equal(cause_of(ctx, NULL), GPUPROBE_CUDA_AVAILABLE);
+    assert_true(loaded("libcudart.so.12"));
+    assert_false(loaded("libcudart.so.13"));
+    gpuprobe_context_destroy(ctx);
+    assert_false(loaded("libcudart.so.13"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "failed-init") == 0) {
         const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(failed_init_keeps_driver, teardown)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    if (argc > 1 && strcmp(argv[1], "runtime12-only") == 0) {
+        const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(too_new_runtime_closed, teardown)};
         return cmocka_run_group_tests(tests, NULL, NULL);
     }
     if (argc > 1 && strcmp(argv[1], "no-driver") == 0) {

@@ -497,6 +497,43 @@ static void destroy_leaves_runtime_context(void **state)
     assert_int_equal(unit_state(0).context_refs, 1);
 }
 
+/* With NVML off, memory is read inside each GPU's primary context: on a
+ * twelve-GPU fleet each query creates that GPU's context once and holds
+ * it (one reference, however often it is read again), and
+ * gpuprobe_context_destroy() gives every one of them back. */
+static void many_gpus_contexts_released(void **state)
+{
+    (void)state;
+    enum { NGPU = 12 };
+    char text[NGPU * 32] = "";
+    for (int i = 0; i < NGPU; i++)
+        strcat(text, "[gpu]\npreset = H200\n");
+    fleet(text);
+    setenv("GPUPROBE_NVML", "off", 1);
+    gpuprobe_context *ctx = new_ctx();
+    unsetenv("GPUPROBE_NVML");
+    size_t n = 0;
+    EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, NGPU + 1);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < NGPU; i++) {
+            gpuprobe_memory_info m = GPUPROBE_MEMORY_INFO_INIT;
+            EXPECT(ctx, gpuprobe_device_memory(ctx, (size_t)i + 1, &m, 0), GPUPROBE_OK);
+            assert_int_equal(m.flags, pass == 0 ? GPUPROBE_MEMORY_CREATED_CONTEXT : 0);
+            assert_int_equal(m.available_bytes, H200_TOTAL - 500 * MiB);
+            simcuda_unit_state st = unit_state(simcuda_unit_of_ordinal(i));
+            assert_true(st.context_active);
+            assert_int_equal(st.context_refs, 1);
+        }
+    assert_null(current_context());
+    gpuprobe_context_destroy(ctx);
+    for (int u = 0; u < NGPU; u++) {
+        simcuda_unit_state st = unit_state(u);
+        assert_false(st.context_active);
+        assert_int_equal(st.free_bytes, H200_TOTAL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +547,7 @@ int main(void)
         cmocka_unit_test_setup(visible_devices_mig, setup),
         cmocka_unit_test_setup(unnamed_device, setup),
         cmocka_unit_test_setup(destroy_leaves_runtime_context, setup),
+        cmocka_unit_test_setup(many_gpus_contexts_released, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

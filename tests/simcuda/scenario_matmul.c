@@ -164,6 +164,30 @@ static void negative_controls(void **state)
     }
 }
 
+/* A gemm that reports success but writes nothing to C: C was filled with
+ * 0xFF bytes (NaN in fp32) before the first call, so every sampled entry
+ * read back is NaN and the error says so, in every precision; neither
+ * zeros nor any other number is left there to be compared. */
+static void unwritten_result_is_nan(void **state)
+{
+    (void)state;
+    fleet(h200);
+    assert_int_equal(simcuda_set("gemm_bug = unwritten"), 0);
+    gpuprobe_context *ctx = new_ctx();
+    for (size_t d = 0; d < sizeof gpu_dtypes / sizeof gpu_dtypes[0]; d++) {
+        gpuprobe_matmul_result *r = run(ctx, 1, 37, 23, 71, gpu_dtypes[d], GPUPROBE_ERR_VERIFY_FAILED);
+        assert_non_null(r);
+        assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 0);
+        double err = dmetric(r, GPUPROBE_METRIC_MAX_ERROR);
+        if (!isnan(err))
+            fail_msg("%s: max error %g, want NaN", gpuprobe_dtype_name(gpu_dtypes[d]), err);
+        gpuprobe_matmul_result_destroy(r);
+    }
+    assert_int_equal(simcuda_set("gemm_bug = none"), 0);
+    gpuprobe_matmul_result_destroy(run(ctx, 1, 37, 23, 71, GPUPROBE_DTYPE_FP32, GPUPROBE_OK));
+    gpuprobe_context_destroy(ctx);
+}
+
 /* Every CUDA and cuBLAS call a matmul makes, failing at each of its calls
  * in turn: a clean status naming the error, nothing left allocated or
  * current, and the next run on the same context succeeds. */
@@ -243,6 +267,49 @@ static void failure_sweep(void **state)
                 assert_int_equal(us.blas_handles + us.streams + us.events + us.allocations, 0);
             }
     print_message("%d runs\n", runs);
+}
+
+/* A failed run waits for its stream before freeing the buffers; when that
+ * wait fails too, the run still reports the first failure, and the
+ * runtime's last error (the application's) is left clear. The failing
+ * wait is the last stream synchronisation of a run whose gemm fails,
+ * counted in a run with the gemm failure alone. */
+static void failed_run_wait_fails(void **state)
+{
+    (void)state;
+    size_t syncs = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        fleet(h200);
+        gpuprobe_context *ctx = new_ctx();
+        size_t n = 0;
+        EXPECT(ctx, gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+        assert_int_equal(simcuda_fail("cublasGemmEx", 1, 0, SIMCUDA_ONCE), 0);
+        if (pass == 1)
+            assert_int_equal(simcuda_fail("cudaStreamSynchronize", syncs, 0, SIMCUDA_ONCE), 0);
+        simcuda_log_clear();
+        gpuprobe_matmul_options *o = mm_options(9, 5, 3, GPUPROBE_DTYPE_FP32);
+        gpuprobe_matmul_result *r = NULL;
+        check_status(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_ERR_CUDA,
+                     "gpuprobe_matmul_run");
+        assert_null(r);
+        assert_contains(gpuprobe_last_error(ctx), "cublasGemmEx");
+        assert_contains(gpuprobe_last_error(ctx), "CUBLAS_STATUS_EXECUTION_FAILED");
+        if (pass == 0) {
+            syncs = simcuda_log_count("cudaStreamSynchronize", SIMCUDA_ANY);
+            assert_true(syncs >= 2); /* the buffers' fill, and the release */
+            assert_int_equal(simcuda_faults_fired(), 1);
+        } else {
+            assert_int_equal(simcuda_faults_fired(), 2);
+        }
+        assert_int_equal(get_last_error(), cudaSuccess);
+        assert_run_left_nothing(0);
+        simcuda_clear_faults();
+        assert_int_equal(gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+        assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o);
+        gpuprobe_context_destroy(ctx);
+    }
 }
 
 /* Codes the libraries have no name for: the message carries the name the
@@ -579,7 +646,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(precisions, setup, teardown),
         cmocka_unit_test_setup_teardown(negative_controls, setup, teardown),
+        cmocka_unit_test_setup_teardown(unwritten_result_is_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(failure_sweep, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_run_wait_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(sticky_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(unnamed_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(refusals, setup, teardown),

@@ -75,7 +75,7 @@ enum {
 /* ---- configuration and state ---- */
 
 typedef enum sim_api { SIM_DRV, SIM_RT, SIM_BLAS, SIM_NVML } sim_api;
-typedef enum sim_bug { SIM_BUG_NONE = 0, SIM_BUG_ROWMAJOR, SIM_BUG_DROP_LAST_K } sim_bug;
+typedef enum sim_bug { SIM_BUG_NONE = 0, SIM_BUG_ROWMAJOR, SIM_BUG_DROP_LAST_K, SIM_BUG_UNWRITTEN } sim_bug;
 typedef enum sim_tag { SIM_TAG_USER = 0, SIM_TAG_WORKSPACE = 1 } sim_tag;
 
 typedef struct sim_unit sim_unit;
