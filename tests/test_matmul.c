@@ -1383,6 +1383,39 @@ static void test_f16(void **state)
     assert_true((n & 0x7c00) == 0x7c00 && (n & 0x3ff) != 0);
     assert_int_equal(gp_f32_to_f16(f32_of(0x00000001)), 0); /* fp32 subnormal */
 
+    /* A NaN stays quiet (0x200) and keeps the top 9 bits of its fp32
+     * payload below that, with its sign. */
+    static const struct {
+        uint32_t in;
+        uint16_t out;
+    } nans[] = {
+        {0x7fc00000, 0x7e00}, {0xffc00000, 0xfe00}, /* quiet, no payload */
+        {0x7f800001, 0x7e00},                       /* payload below the kept bits */
+        {0x7f802000, 0x7e01},                       /* lowest kept payload bit */
+        {0x7fa00000, 0x7f00},                       /* signalling, top payload bit */
+        {0x7fffe000, 0x7fff}, {0xffffffff, 0xffff}, /* every kept bit */
+        {0x7f955000, 0x7eaa},
+    };
+    for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++) {
+        uint16_t h = gp_f32_to_f16(f32_of(nans[i].in));
+        if (h != nans[i].out)
+            fail_msg("f16(0x%08x) = 0x%04x, want 0x%04x", nans[i].in, h, nans[i].out);
+    }
+
+    /* Everything far below the smallest subnormal's half is a signed zero,
+     * down to the smallest fp32 normal. */
+    static const uint32_t tiny[] = {0x33000000 /* 2^-25 */, 0x32ffffff, 0x30000000,
+                                    0x2f7fffff, 0x1e3ce508 /* 1e-20 */, 0x0d800000,
+                                    0x0a000000, 0x00ffffff, 0x00800000 /* FLT_MIN */,
+                                    0x007fffff};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+        uint16_t h = gp_f32_to_f16(f32_of(tiny[i]));
+        uint16_t hn = gp_f32_to_f16(f32_of(tiny[i] | 0x80000000u));
+        if (h != 0x0000 || hn != 0x8000)
+            fail_msg("f16(+-0x%08x) = 0x%04x / 0x%04x, want 0x0000 / 0x8000", tiny[i],
+                     h, hn);
+    }
+
     /* Every binary16 value survives the round trip through fp32. */
     for (uint32_t h = 0; h <= 0xffff; h++) {
         float f = gp_f16_to_f32((uint16_t)h);

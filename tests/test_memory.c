@@ -314,6 +314,27 @@ static void test_cgroup_cuts_available_only(void **state)
     sr_rm_tree(root);
 }
 
+/* A limit below the RAM whose room is still above MemAvailable cuts only
+ * the total: the available figure stays MemAvailable, and the flag says
+ * the cgroup limited the figures. */
+static void test_cgroup_cuts_total_only(void **state)
+{
+    (void)state;
+    char *root = fake_root();
+    sr_put(root, "proc/self/cgroup", "0::/a\n");
+    sr_put(root, "sys/fs/cgroup/a/memory.max", "15032385536\n");    /* 14 GiB */
+    sr_put(root, "sys/fs/cgroup/a/memory.current", "1073741824\n"); /* 1 GiB */
+    gpuprobe_status st;
+    gpuprobe_memory_info info = host_info(root, &st);
+    assert_int_equal(st, GPUPROBE_OK);
+    assert_int_equal(info.cgroup_limit_bytes, 14 * GIB);
+    assert_int_equal(info.physical_bytes, 16 * GIB);
+    assert_int_equal(info.total_bytes, 14 * GIB);
+    assert_int_equal(info.available_bytes, 12 * GIB); /* room 13 GiB cuts nothing */
+    assert_int_equal(info.flags, GPUPROBE_MEMORY_CGROUP_LIMITED);
+    sr_rm_tree(root);
+}
+
 static void test_cgroup_v1_limit(void **state)
 {
     (void)state;
@@ -1093,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_cgroup_v2_max),
         cmocka_unit_test(test_cgroup_v2_limit_above_ram),
         cmocka_unit_test(test_cgroup_cuts_available_only),
+        cmocka_unit_test(test_cgroup_cuts_total_only),
         cmocka_unit_test(test_cgroup_v1_limit),
         cmocka_unit_test(test_cgroup_v1_unlimited_and_mount_root),
         cmocka_unit_test(test_cgroup_namespace_path),

@@ -234,6 +234,38 @@ static void test_moe_total_vs_active(void **state)
     gpuprobe_model_destroy(m);
 }
 
+/* The smallest mixture, 2 experts, stores both experts' MLPs and a router
+ * of 2 x hidden per layer; with both routed every parameter is active, with
+ * one routed only one MLP. A single expert with none per token named is the
+ * dense model, every parameter active. */
+static void test_moe_two_experts_and_one(void **state)
+{
+    (void)state;
+    const uint64_t dense = UINT64_C(8030261248);          /* Llama 3.1 8B */
+    const uint64_t mlp = UINT64_C(32) * 3 * 4096 * 14336; /* one expert, every layer */
+    const uint64_t router = UINT64_C(32) * 2 * 4096;
+    arch a = llama31_8b;
+    a.experts = 2;
+    a.per_token = 2;
+    gpuprobe_model *m = model_of(&a);
+    gpuprobe_plan p = plan_of(m, NULL);
+    assert_true(p.params == dense + mlp + router);
+    assert_true(p.active_params == p.params);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_EXPERTS_PER_TOKEN, 1), GPUPROBE_OK);
+    p = plan_of(m, NULL);
+    assert_true(p.params == dense + mlp + router);
+    assert_true(p.active_params == dense + router);
+    gpuprobe_model_destroy(m);
+
+    a.experts = 1;
+    a.per_token = 0;
+    m = model_of(&a);
+    p = plan_of(m, NULL);
+    assert_true(p.params == dense);
+    assert_true(p.active_params == dense);
+    gpuprobe_model_destroy(m);
+}
+
 /* ---- quantisation ---- */
 
 static void test_int4_scales(void **state)
@@ -1204,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_kv_llama31_8b),
         cmocka_unit_test(test_gqa_vs_mha),
         cmocka_unit_test(test_moe_total_vs_active),
+        cmocka_unit_test(test_moe_two_experts_and_one),
         cmocka_unit_test(test_int4_scales),
         cmocka_unit_test(test_inference_breakdown),
         cmocka_unit_test(test_training),
