@@ -384,6 +384,32 @@ static void libdir_absolute_only_place(void **state)
     assert_cpu_fallback(ctx, GPUPROBE_CUDA_OTHER);
     assert_int_equal(seam_count("libcudart"), 0);
     gpuprobe_context_destroy(ctx);
+
+    /* At the bound: "<dir>/libcudart.so.NN" of exactly GP_PATH_LEN bytes
+     * leaves no room for its NUL and is never opened; one byte shorter,
+     * it is tried. */
+    size_t file = strlen("/libcudart.so.12");
+    for (size_t len = GP_PATH_LEN - file - 1; len <= GP_PATH_LEN - file; len++) {
+        char *dir = malloc(len + 1);
+        assert_non_null(dir);
+        dir[0] = '/';
+        memset(dir + 1, 'd', len - 1);
+        dir[len] = '\0';
+        seam(PASS_ALL, NULL);
+        setenv("GPUPROBE_CUDA_LIBDIR", dir, 1);
+        ctx = new_ctx();
+        unsetenv("GPUPROBE_CUDA_LIBDIR");
+        free(dir);
+        gpuprobe_cuda_cause cause;
+        assert_int_equal(gpuprobe_cuda_status(ctx, &cause, NULL), GPUPROBE_OK);
+        size_t tried = seam_count("/dddddddd"); /* names are kept cut to 511 bytes */
+        if (len + file < GP_PATH_LEN)
+            assert_true(tried >= 1);
+        else
+            assert_int_equal(tried, 0);
+        assert_names_safe();
+        gpuprobe_context_destroy(ctx);
+    }
 }
 
 /* With CUDA usable (a real GPU), cuBLAS missing makes the GPU matmul fail
@@ -672,6 +698,19 @@ static void openblas_missing(void **state)
                      GPUPROBE_OK);
     assert_true(cap.max_params > 0);
     assert_int_equal(seam_count("libopenblas"), 0);
+    /* The CPU's other strings need no OpenBLAS. */
+    const char *s = NULL;
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &s), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_SPEC, &s), GPUPROBE_OK);
+    assert_string_equal(s, "cpu");
+    assert_int_equal(seam_count("libopenblas"), 0);
+    /* BLAS_CONFIG asked first needs it as BLAS_CORE does: the same refusal. */
+    const char *config = "untouched";
+    assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CONFIG, &config),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_string_equal(config, "untouched");
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "libopenblas.so.0"));
+    assert_true(seam_count("libopenblas") >= 1);
 
     const char *core = "untouched";
     assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CORE, &core),

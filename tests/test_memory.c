@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -572,6 +573,7 @@ static void test_parse_cgroup_value(void **state)
         {"12 34", -1, 0},
         {"12abc", -1, 0},
         {"maxx", -1, 0},
+        {"mab", -1, 0}, /* "max" whole, not its first letters */
         {"MAX", -1, 0},
         {"0x10", -1, 0},
         {"1.5", -1, 0},
@@ -715,6 +717,12 @@ static void test_parse_empty_input(void **state)
                                           &data), 0);
     assert_int_equal(size, 9 * 1024);
     assert_int_equal(data, 2 * 1024);
+    /* No text or no place for a figure: -1, the figures untouched. */
+    assert_int_equal(gp_parse_proc_status(NULL, &size, &data), -1);
+    assert_int_equal(gp_parse_proc_status("VmSize: 1 kB\nVmData: 1 kB\n", NULL, &data), -1);
+    assert_int_equal(gp_parse_proc_status("VmSize: 1 kB\nVmData: 1 kB\n", &size, NULL), -1);
+    assert_int_equal(size, 9 * 1024);
+    assert_int_equal(data, 2 * 1024);
 
     char v2[64] = "keep2", v1[64] = "keep1";
     const char *text = "4:memory:/m\n";
@@ -766,6 +774,46 @@ static void test_fits_names_limit(void **state)
     if (!strstr(gpuprobe_last_error(ctx), "are available (MemAvailable"))
         fail_msg("\"%s\" does not name MemAvailable", gpuprobe_last_error(ctx));
     gpuprobe_context_destroy(ctx);
+}
+
+/* A process limit set (RLIMIT_AS and RLIMIT_DATA just below "infinite",
+ * so that nothing else is limited) and no /proc/self/status to read: the
+ * host reading still succeeds, with the limits as set and the address
+ * space and data in use counted as 0 (unknown usage counts as nothing). */
+static void test_limits_without_proc_status(void **state)
+{
+    (void)state;
+    struct rlimit as_old, data_old;
+    assert_int_equal(getrlimit(RLIMIT_AS, &as_old), 0);
+    assert_int_equal(getrlimit(RLIMIT_DATA, &data_old), 0);
+    if (as_old.rlim_max != RLIM_INFINITY || data_old.rlim_max != RLIM_INFINITY) {
+        print_message("the hard limits are set: the case needs them infinite\n");
+        skip();
+    }
+    char root[] = "/tmp/gpuprobe-mem-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    sr_put(root, "proc/meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+    struct rlimit as_new = as_old, data_new = data_old;
+    as_new.rlim_cur = RLIM_INFINITY - 1;
+    data_new.rlim_cur = RLIM_INFINITY - 2;
+    assert_int_equal(setrlimit(RLIMIT_AS, &as_new), 0);
+    assert_int_equal(setrlimit(RLIMIT_DATA, &data_new), 0);
+    gpuprobe_context *ctx = new_ctx();
+    gp_host_memory h;
+    memset(&h, 0x5a, sizeof h);
+    gpuprobe_status st = gp_host_memory_read(ctx, root, &h);
+    assert_int_equal(setrlimit(RLIMIT_AS, &as_old), 0);
+    assert_int_equal(setrlimit(RLIMIT_DATA, &data_old), 0);
+    if (st != GPUPROBE_OK)
+        fail_msg("gp_host_memory_read: %s", gpuprobe_last_error(ctx));
+    assert_int_equal(h.mem_total, 2048 * KB);
+    assert_int_equal(h.mem_available, 1024 * KB);
+    assert_int_equal(h.as_limit, (uint64_t)(RLIM_INFINITY - 1));
+    assert_int_equal(h.data_limit, (uint64_t)(RLIM_INFINITY - 2));
+    assert_int_equal(h.as_used, 0);
+    assert_int_equal(h.data_used, 0);
+    gpuprobe_context_destroy(ctx);
+    sr_rm_tree(root);
 }
 
 static void test_read_file(void **state)
@@ -1129,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_parse_empty_input),
         cmocka_unit_test(test_fits_names_limit),
+        cmocka_unit_test(test_limits_without_proc_status),
         cmocka_unit_test(test_reads_release_descriptors),
         cmocka_unit_test(test_struct_size_and_flags),
         cmocka_unit_test(test_fake_cuda_memory),

@@ -354,6 +354,24 @@ static void mig_instances(void **state)
         unknown_attr(ctx, 1, GPUPROBE_ATTR_GPU_UTILIZATION, "Not Supported (NVML error 3)");
         unknown_attr(ctx, 1, GPUPROBE_ATTR_TEMPERATURE_C,
                      "nvmlDeviceGetTemperature failed: Insufficient Permissions (NVML error 4)");
+        /* The PCIe link and the power are the GPU's too: asked of it. */
+        static const struct {
+            gpuprobe_attr attr;
+            const char *call;
+        } of_gpu[] = {
+            {GPUPROBE_ATTR_POWER_MW, "nvmlDeviceGetPowerUsage"},
+            {GPUPROBE_ATTR_POWER_LIMIT_MW, "nvmlDeviceGetEnforcedPowerLimit"},
+            {GPUPROBE_ATTR_PCIE_GEN, "nvmlDeviceGetCurrPcieLinkGeneration"},
+            {GPUPROBE_ATTR_PCIE_WIDTH, "nvmlDeviceGetCurrPcieLinkWidth"},
+            {GPUPROBE_ATTR_PCIE_MAX_GEN, "nvmlDeviceGetMaxPcieLinkGeneration"},
+            {GPUPROBE_ATTR_PCIE_MAX_WIDTH, "nvmlDeviceGetMaxPcieLinkWidth"},
+        };
+        for (size_t a = 0; a < sizeof of_gpu / sizeof of_gpu[0]; a++) {
+            char want[160];
+            snprintf(want, sizeof want,
+                     "%s failed: Insufficient Permissions (NVML error 4)", of_gpu[a].call);
+            unknown_attr(ctx, 1, of_gpu[a].attr, want);
+        }
         const char *why = NULL;
         assert_int_equal(pick(ctx, "auto", NULL, &why), 1);
         assert_int_equal(simcuda_log_count("nvmlDeviceGetHandleByPciBusId_v2", SIMCUDA_ANY), 0);
