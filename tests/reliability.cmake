@@ -7,8 +7,9 @@
 #   tests/CMakeLists.txt; labelled here.
 # - reliability.fault_alloc: every host allocation the library makes inside
 #   a call is made to fail in turn. The library allocates with malloc,
-#   calloc and realloc directly, so the program is linked with
-#   -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free: references
+#   calloc, realloc and posix_memalign directly, so the program is linked
+#   with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free and
+#   --wrap=posix_memalign: references
 #   from the library's objects (the gpuprobe_internal archive) go to the
 #   test's __wrap_* functions, which count and fail on demand. Libraries
 #   linked dynamically (libc's own allocations, OpenBLAS, cmocka) are not
@@ -29,7 +30,7 @@ endforeach()
 add_executable(fault_alloc ${CMAKE_CURRENT_SOURCE_DIR}/fault/fault_alloc.c)
 target_link_libraries(fault_alloc PRIVATE gpuprobe_internal PkgConfig::CMOCKA)
 target_link_options(fault_alloc PRIVATE
-  "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free")
+  "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=posix_memalign")
 add_test(NAME reliability.fault_alloc COMMAND fault_alloc)
 set_tests_properties(reliability.fault_alloc PROPERTIES
   LABELS "reliability" TIMEOUT 300 ${GPUPROBE_RELIABILITY_ENV})

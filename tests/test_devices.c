@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -688,6 +689,36 @@ static void test_fake_cuda_figures(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Setting the CUDA seam again releases the device table of the previous
+ * enumeration: 4097 devices set 20 times leave the heap as one set did. */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static void test_seam_releases_table(void **state)
+{
+    (void)state;
+    static gp_fake_cuda_device many[4096];
+    gp_fake_cuda lots = {GPUPROBE_CUDA_AVAILABLE, NULL, 4096, many};
+    gpuprobe_context *ctx = new_ctx();
+    size_t n = 0;
+    gp_test_set_cuda(ctx, &lots);
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    assert_int_equal(n, 4097);
+    size_t before = heap_in_use();
+    for (int i = 0; i < 20; i++) {
+        gp_test_set_cuda(ctx, &lots);
+        assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    }
+    size_t after = heap_in_use();
+    if (after > before + 64 * 1024)
+        fail_msg("20 enumerations grew the heap by %zu bytes (a table is %zu)",
+                 after - before, 4097 * sizeof(gp_device));
+    gpuprobe_context_destroy(ctx);
+}
+
 /* The test seams start a new enumeration each time they are set, after an
  * enumeration as before one. */
 static void test_seams_reenumerate(void **state)
@@ -779,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_cpu_clock_unsupported_via_sysroot),
         cmocka_unit_test(test_cpuinfo_edges),
         cmocka_unit_test(test_sysroot_too_long),
+        cmocka_unit_test(test_seam_releases_table),
         cmocka_unit_test(test_seams_reenumerate),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_fake_cuda_devices),

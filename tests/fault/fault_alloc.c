@@ -3,6 +3,7 @@
  * call.
  *
  * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+ * and --wrap=posix_memalign
  * (tests/reliability.cmake): every allocation the library's own objects
  * make goes through the __wrap_* functions below, which
  *  - count the allocations made while "armed" and fail the k-th one;
@@ -24,6 +25,7 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,10 +50,12 @@ void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t size);
 void __real_free(void *p);
+int __real_posix_memalign(void **p, size_t align, size_t size);
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 void __wrap_free(void *p);
+int __wrap_posix_memalign(void **p, size_t align, size_t size);
 
 static int armed;          /* count (and maybe fail) allocations */
 static size_t grown[16];   /* realloc() sizes asked for while recording */
@@ -154,6 +158,17 @@ void *__wrap_realloc(void *p, size_t size)
         live_add(q);
     }
     return q;
+}
+
+/* As posix_memalign() fails: ENOMEM, *p untouched. */
+int __wrap_posix_memalign(void **p, size_t align, size_t size)
+{
+    if (should_fail())
+        return ENOMEM;
+    int rc = __real_posix_memalign(p, align, size);
+    if (rc == 0)
+        live_add(*p);
+    return rc;
 }
 
 void __wrap_free(void *p)
