@@ -462,6 +462,30 @@ static void growth_and_peak_on_a_gpu(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The automatic batch grows at most a hundredfold a step: with no fixed
+ * cost (gemm_launch_ns = 0), a 5 x 4 x 3 call (120 FLOP at 1 GFLOP/s)
+ * costs 0.12 us. Calibration: 1, then 100 (12 us), where the rate asks
+ * for ceil(1.25 x 2 ms / 0.12 us) = 20834: 10000 (1.2 ms), then 20834
+ * (2.5 ms). Two runs: 1 + 1 + 100 + 10000 + 3 x 20834 = 72604 calls. */
+static void growth_capped_on_a_gpu(void **state)
+{
+    (void)state;
+    fleet("gemm_launch_ns = 0\n[gpu]\npreset = H200\ntflops = 0.001\n");
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_options *o = mm_options(5, 4, 3, GPUPROBE_DTYPE_FP32);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 20834);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 72604);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 0.12e-6) < 1e-12);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
 /* One context that ran on two GPUs gives back each one's cuBLAS handle,
  * stream and events when it is destroyed (each inside its own device's
  * context), and no memory of its own stays allocated on either. */
@@ -637,6 +661,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(growth_and_peak_on_a_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(growth_capped_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(two_gpus_released, setup, teardown),
         cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(described, setup, teardown),
