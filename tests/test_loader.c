@@ -751,6 +751,53 @@ static void cpu_logical_cores(void **state)
     assert_int_equal(logical_cores_with(-1), 1);
 }
 
+/* The CPU peak when OpenBLAS reports no thread count (0): the device's
+ * cores count, not none. The no-op OpenBLAS says 0 threads here; the run
+ * fails verification (its gemm writes nothing) but reports the figures:
+ * 3 cores at 2 GHz with AVX2 + FMA (32 fp32 FLOP per cycle) are 192
+ * GFLOP/s. */
+static void cpu_peak_without_thread_count(void **state)
+{
+    (void)state;
+    snprintf(openblas_path, sizeof openblas_path, "%s/openblas-noop/libopenblas.so.0",
+             GP_FAKELIB_DIR);
+    void *lib = dlopen(openblas_path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    void (*set_threads)(int) = NULL;
+    assert_int_equal(gp_dlsym(lib, "openblas_set_num_threads", &set_threads, sizeof set_threads), 0);
+    set_threads(0);
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    const gp_device *cpu = NULL;
+    assert_int_equal(gp_get_device(ctx, 0, &cpu), GPUPROBE_OK); /* enumerated */
+    ctx->devices[0].clock_khz = 2000000;
+    ctx->devices[0].simd = GPUPROBE_SIMD_AVX2_FMA;
+    ctx->devices[0].logical_cores = 3;
+    gpuprobe_matmul_options *o = NULL;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 8), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 1), GPUPROBE_OK);
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_VERIFY_FAILED);
+    assert_non_null(r);
+    int64_t threads = -1;
+    double peak = -1;
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_THREADS, &threads),
+                     GPUPROBE_OK);
+    assert_int_equal(threads, 0);
+    assert_int_equal(gpuprobe_matmul_result_get_double(r, GPUPROBE_METRIC_PEAK_GFLOPS, &peak),
+                     GPUPROBE_OK);
+    set_threads(1);
+    if (peak != 2000000.0 * 1e3 * 3.0 * 32.0 / 1e9)
+        fail_msg("peak %g GFLOP/s with no thread count, want 192 (3 cores)", peak);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    dlclose(lib);
+}
+
 int pthread_getattr_default_np(pthread_attr_t *attr)
 {
     static int (*real)(pthread_attr_t *);
@@ -1388,6 +1435,7 @@ int main(void)
                                         blas_teardown),
         cmocka_unit_test_setup_teardown(openblas_config_max_threads, blas_setup,
                                         blas_teardown),
+        cmocka_unit_test_setup_teardown(cpu_peak_without_thread_count, setup, teardown),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);
 }

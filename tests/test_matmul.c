@@ -538,7 +538,7 @@ static void test_samples_spread(void **state)
 /* Sampled verification checks VERIFY_SAMPLES entries, the four corners
  * first: with 4 samples exactly the corners are looked at (an output wrong
  * everywhere else passes), and a single wrong corner fails, named as the
- * worst entry. */
+ * worst entry; a check with no error names the first entry. */
 static void test_samples_corners(void **state)
 {
     (void)state;
@@ -573,6 +573,18 @@ static void test_samples_corners(void **state)
         assert_int_equal(job.worst_i, ci[t]);
         assert_int_equal(job.worst_j, cj[t]);
     }
+    /* A check where every sample is exact names the first one looked at,
+     * C[0][0], with its value and reference: not the worst entry of the
+     * check before, on the same job. */
+    for (int i = 0; i < M * N; i++)
+        c[i] = (float)K;
+    gp_mm_verify(&job, a, GP_ELEM_F32, b, GP_ELEM_F32, c, GP_ELEM_F32);
+    assert_int_equal(job.verified, 1);
+    assert_true(job.max_error == 0.0);
+    assert_int_equal(job.worst_i, 0);
+    assert_int_equal(job.worst_j, 0);
+    assert_true(job.worst_value == (double)K);
+    assert_true(job.worst_ref == (double)K);
 }
 
 /* The tolerance is the documented bound, exactly: fp32/fp64 u (2 + min(k,

@@ -59,6 +59,7 @@ static const key keys[] = {
     {"mode", S_GLOBAL, K_MODE, G(deferred), 0},
     {"gemm_bug", S_GLOBAL, K_BUG, G(gemm_bug), 0},
     {"cublas_version", S_GLOBAL, K_INT, G(blas_version), 0},
+    {"gemm_launch_ns", S_GLOBAL, K_INT, G(gemm_launch_ns), 0},
     {"fail", S_GLOBAL, K_FAIL, 0, 0},
     {"fault_async", S_GLOBAL, K_FAULT_ASYNC, 0, 0},
     {"preset", S_GPU, K_PRESET, 0, 0},
@@ -639,6 +640,7 @@ static void reset(sim_config *cfg)
     cfg->driver_version = 13000;
     snprintf(cfg->driver_string, sizeof cfg->driver_string, "%s", "580.65.06");
     cfg->ctx_bytes = UINT64_C(500) << 20;
+    cfg->gemm_launch_ns = 5000;
 }
 
 static char *trim(char *s)

@@ -271,13 +271,15 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_
     g->round16 = computeType == CUBLAS_COMPUTE_32F_FAST_16F    ? 1
                  : computeType == CUBLAS_COMPUTE_32F_FAST_16BF ? 2
                                                                : 0;
-    /* Modelled time: fp32 at the board's rate, tensor-core paths faster. */
+    /* Modelled time: a fixed cost (gemm_launch_ns), then fp32 at the
+     * board's rate, tensor-core paths faster. */
     double rate = u->tflops * 1e12;
     if (u->cc_major >= 8 && (g->tf32 || g->round16))
         rate *= 8.0;
     if (u->cc_major >= 7 && (Atype == CUDA_R_16F || Atype == CUDA_R_16BF))
         rate *= 16.0;
-    op.cost_s = 5e-6 + 2.0 * (double)m * (double)n * (double)k / rate;
+    op.cost_s = (double)sim.cfg.gemm_launch_ns / 1e9 +
+                2.0 * (double)m * (double)n * (double)k / rate;
     op.fault = sim_async_fault("cublasGemmEx");
     LEAVE(sim_enqueue(s, &op) == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED);
 }

@@ -477,6 +477,82 @@ static void autorange_on_a_gpu(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* The automatic batch grows at least twofold a step: on a board of
+ * 1 GFLOP/s a 22 x 25 x 10 fp32 call (11000 FLOP) costs 5 + 11 = 16 us.
+ * Calibration: 1 call (16 us, short), then min(ceil(1.25 x 2 ms / 16 us),
+ * 100 x 1) = 100 (1.6 ms, short), then ceil(1.25 x 2 ms / 16 us) = 157,
+ * below twice 100: 200 (3.2 ms). Two runs of 200: 1 + 1 + 100 + 200 +
+ * 2 x 200 = 702 calls. A block the rate asks for that is twice the last
+ * or more is kept as it is: a 10 x 15 x 20 call (6000 FLOP) costs 11 us,
+ * so 1, 100 (1.1 ms), then ceil(1.25 x 2 ms / 11 us) = 228 (2.5 ms):
+ * 1 + 1 + 100 + 228 + 2 x 228 = 786 calls. The peak of the same run is the board's: clock x
+ * SMs x fp32 FLOP per clock per SM (H200: 1980 MHz, 132 SMs, 256), and
+ * in fp16 (4096 per clock per SM) sixteen times that. */
+static void growth_and_peak_on_a_gpu(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = H200\ntflops = 0.001\n");
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_options *o = mm_options(22, 25, 10, GPUPROBE_DTYPE_FP32);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 200);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 2);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 702);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 16e-6) < 1e-9);
+    const double fp32_peak = 1980000.0 * 1e3 * 132.0 * 256.0 / 1e9; /* 66908.16 GFLOP/s */
+    assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_GFLOPS) == fp32_peak);
+    assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_FRACTION) ==
+                dmetric(r, GPUPROBE_METRIC_GFLOPS) / fp32_peak);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+
+    o = mm_options(10, 15, 20, GPUPROBE_DTYPE_FP32);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 228);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 786);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 11e-6) < 1e-9);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+
+    o = mm_options(22, 25, 10, GPUPROBE_DTYPE_FP16);
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_GFLOPS) == 1980000.0 * 1e3 * 132.0 * 4096.0 / 1e9);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* The automatic batch grows at most a hundredfold a step: with no fixed
+ * cost (gemm_launch_ns = 0), a 5 x 4 x 3 call (120 FLOP at 1 GFLOP/s)
+ * costs 0.12 us. Calibration: 1, then 100 (12 us), where the rate asks
+ * for ceil(1.25 x 2 ms / 0.12 us) = 20834: 10000 (1.2 ms), then 20834
+ * (2.5 ms). Two runs: 1 + 1 + 100 + 10000 + 3 x 20834 = 72604 calls. */
+static void growth_capped_on_a_gpu(void **state)
+{
+    (void)state;
+    fleet("gemm_launch_ns = 0\n[gpu]\npreset = H200\ntflops = 0.001\n");
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_options *o = mm_options(5, 4, 3, GPUPROBE_DTYPE_FP32);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 20834);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 72604);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 0.12e-6) < 1e-12);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
 /* One context that ran on two GPUs gives back each one's cuBLAS handle,
  * stream and events when it is destroyed (each inside its own device's
  * context), and no memory of its own stays allocated on either. */
@@ -653,6 +729,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(unnamed_codes, setup, teardown),
         cmocka_unit_test_setup_teardown(refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(growth_and_peak_on_a_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(growth_capped_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(two_gpus_released, setup, teardown),
         cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(described, setup, teardown),

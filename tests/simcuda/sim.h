@@ -234,6 +234,7 @@ typedef struct sim_config {
     int deferred;
     int gemm_bug;
     int blas_version;        /* what cublasGetVersion reports; 0: the library's own */
+    int gemm_launch_ns;      /* the fixed cost of a gemm, 5000 */
     sim_unit units[SIM_MAX_UNITS];
     int nunits;
     sim_rule rules[SIM_MAX_RULES];
