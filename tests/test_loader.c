@@ -729,6 +729,28 @@ static void *fail_quietly(const char *file, int mode)
     return NULL;
 }
 
+/* gp_dlsym's contract: 0 and the pointer when the name is there; -1 and
+ * the slot untouched for a name that is not, or a slot not a pointer's
+ * size. */
+static void dlsym_found_or_minus_one(void **state)
+{
+    (void)state;
+    char path[GP_PATH_LEN];
+    snprintf(path, sizeof path, "%s/openblas-noop/libopenblas.so.0", GP_FAKELIB_DIR);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    long (*calls)(int) = NULL;
+    assert_int_equal(gp_dlsym(h, "fake_openblas_gemm_calls", &calls, sizeof calls), 0);
+    assert_non_null(calls);
+    long (*same)(int) = calls;
+    assert_int_equal(gp_dlsym(h, "no_such_function", &calls, sizeof calls), -1);
+    assert_ptr_equal(calls, same);
+    uint32_t small = 7;
+    assert_int_equal(gp_dlsym(h, "fake_openblas_gemm_calls", &small, sizeof small), -1);
+    assert_int_equal(small, 7);
+    dlclose(h);
+}
+
 static void dlerror_of_this_open(void **state)
 {
     (void)state;
@@ -1420,6 +1442,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_name, setup, teardown),
         cmocka_unit_test_setup_teardown(gemm_that_does_nothing, setup, teardown),
         cmocka_unit_test(cpu_logical_cores),
+        cmocka_unit_test(dlsym_found_or_minus_one),
         cmocka_unit_test(dlerror_of_this_open),
         cmocka_unit_test(openblas_cost),
         cmocka_unit_test(openblas_cost_thread_stack),

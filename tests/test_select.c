@@ -736,6 +736,7 @@ static void test_env_override(void **state)
     assert_contains(msg, "GPUPROBE_DEVICE");
     assert_contains(msg, "\"cuda:xxx");
     assert_contains(msg, "...");
+    assert_contains(msg, "longer than 255 bytes"); /* refused for its length */
     assert_true(strlen(msg) < 400);
     gpuprobe_context_destroy(ctx);
 
@@ -746,7 +747,9 @@ static void test_env_override(void **state)
     setenv("GPUPROBE_DEVICE", edge, 1);
     ctx = new_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
-    expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_true(strstr(msg, "longer than 255") == NULL);
+    assert_contains(msg, "longer than 64 bytes"); /* refused as a spec */
     gpuprobe_context_destroy(ctx);
 }
 
