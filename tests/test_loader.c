@@ -820,6 +820,43 @@ static void cpu_peak_without_thread_count(void **state)
     dlclose(lib);
 }
 
+/* CPU_THREADS 0 (the default) leaves OpenBLAS's thread count as it is:
+ * the run uses, and reports, the 3 threads in force. */
+static void cpu_threads_left_as_is(void **state)
+{
+    (void)state;
+    snprintf(openblas_path, sizeof openblas_path, "%s/openblas-noop/libopenblas.so.0",
+             GP_FAKELIB_DIR);
+    void *lib = dlopen(openblas_path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    void (*set_threads)(int) = NULL;
+    int (*get_threads)(void) = NULL;
+    assert_int_equal(gp_dlsym(lib, "openblas_set_num_threads", &set_threads, sizeof set_threads), 0);
+    assert_int_equal(gp_dlsym(lib, "openblas_get_num_threads", &get_threads, sizeof get_threads), 0);
+    set_threads(3);
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    gpuprobe_matmul_options *o = NULL;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 8), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 1), GPUPROBE_OK);
+    gpuprobe_matmul_result *r = NULL;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_VERIFY_FAILED);
+    assert_non_null(r);
+    int64_t threads = -1;
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_THREADS, &threads),
+                     GPUPROBE_OK);
+    int after = get_threads();
+    set_threads(1);
+    assert_int_equal(threads, 3);
+    assert_int_equal(after, 3);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    dlclose(lib);
+}
+
 int pthread_getattr_default_np(pthread_attr_t *attr)
 {
     static int (*real)(pthread_attr_t *);
@@ -1459,6 +1496,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(openblas_config_max_threads, blas_setup,
                                         blas_teardown),
         cmocka_unit_test_setup_teardown(cpu_peak_without_thread_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(cpu_threads_left_as_is, setup, teardown),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);
 }

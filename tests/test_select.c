@@ -740,6 +740,17 @@ static void test_env_override(void **state)
     assert_true(strlen(msg) < 400);
     gpuprobe_context_destroy(ctx);
 
+    /* one byte more than the context keeps: refused for its length */
+    char over[257];
+    memset(over, 'z', sizeof over - 1);
+    over[sizeof over - 1] = '\0';
+    setenv("GPUPROBE_DEVICE", over, 1);
+    ctx = new_ctx(&two);
+    unsetenv("GPUPROBE_DEVICE");
+    msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "longer than 255 bytes");
+    gpuprobe_context_destroy(ctx);
+
     /* an exact-fit long value is still malformed (but not truncated) */
     char edge[256];
     memset(edge, 'y', sizeof edge - 1);
