@@ -52,6 +52,16 @@ add_test(NAME reliability.limits COMMAND test_limits $<TARGET_FILE:limit_run>)
 set_tests_properties(reliability.limits PROPERTIES
   LABELS "reliability" TIMEOUT 600 ${GPUPROBE_RELIABILITY_ENV})
 
+# The fork handlers of the thread-count lock failing to register
+# (pthread_atfork wrapped to fail with ENOMEM): runs that set a count are
+# refused with the cause, runs that do not still work.
+add_executable(atfork_fail ${CMAKE_CURRENT_SOURCE_DIR}/threads/atfork_fail.c)
+target_link_libraries(atfork_fail PRIVATE gpuprobe_internal)
+target_link_options(atfork_fail PRIVATE "-Wl,--wrap=pthread_atfork")
+add_test(NAME reliability.atfork_fail COMMAND atfork_fail)
+set_tests_properties(reliability.atfork_fail PROPERTIES
+  LABELS "reliability" TIMEOUT 120 ${GPUPROBE_RELIABILITY_ENV})
+
 # fork() while another thread runs matmuls that set OpenBLAS's thread
 # count: every child can still run one (scripts/reliability also runs it
 # under ThreadSanitizer).
