@@ -503,6 +503,13 @@ static void test_numa_from_sysfs(void **state)
     assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_LOCAL_CPUS, &s),
                      GPUPROBE_ERR_UNSUPPORTED);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "0000:02:00.0/local_cpulist"));
+    /* an empty list (a device on no node's CPUs) is not known either */
+    sr_put(root, "sys/bus/pci/devices/0000:02:00.0/local_cpulist", " \n");
+    s = "untouched";
+    assert_int_equal(gpuprobe_device_get_string(ctx, 2, GPUPROBE_ATTR_LOCAL_CPUS, &s),
+                     GPUPROBE_ERR_UNSUPPORTED);
+    assert_string_equal(s, "untouched");
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "GPUPROBE_ATTR_LOCAL_CPUS of device 2"));
     sr_put(root, "sys/bus/pci/devices/0000:02:00.0/numa_node", "node 1\n");
     assert_int_equal(gpuprobe_device_get_int(ctx, 2, GPUPROBE_ATTR_NUMA_NODE, &v),
                      GPUPROBE_ERR_UNSUPPORTED);
