@@ -26,7 +26,8 @@ static void test_odd_count(void **state)
         assert_true(v[i - 1] <= v[i]);
 }
 
-/* The extreme may be at any place, the first and the last included. */
+/* The extreme may be at any place, the first and the last included, and
+ * is one of the n values given. */
 static void test_extremes_anywhere(void **state)
 {
     (void)state;
@@ -37,6 +38,11 @@ static void test_extremes_anywhere(void **state)
         v[at] = 100;
         assert_true(gp_stats_max(v, 6) == 100);
     }
+    /* Only the n values given count, not what follows them. */
+    double w[4] = {2, 3, 1, 1000};
+    assert_true(gp_stats_max(w, 3) == 3);
+    w[3] = -1000;
+    assert_true(gp_stats_min(w, 3) == 1);
 }
 
 static void test_even_count(void **state)
