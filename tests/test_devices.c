@@ -208,6 +208,19 @@ static void test_cpuinfo_edges(void **state)
     assert_int_equal(cpu.simd, GPUPROBE_SIMD_SSE4_2);
     assert_int_equal(cpu.clock_khz, 1000000);
 
+    /* a value right after the colon, with no space */
+    sr_put(root, "proc/cpuinfo", "model name:Zen\ncpu MHz:1500\n");
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_string_equal(cpu.name, "Zen");
+    assert_int_equal(cpu.clock_khz, 1500000);
+
+    /* a first CPU whose clock reads 0 (some hypervisors) does not hide
+     * the next one's */
+    sr_put(root, "proc/cpuinfo", "model name : M\ncpu MHz : 0.000\n\n"
+                                 "model name : M\ncpu MHz : 2400.000\n");
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_int_equal(cpu.clock_khz, 2400000);
+
     /* cpu MHz must be in (0, 10^6) */
     static const struct {
         const char *mhz;

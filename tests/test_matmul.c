@@ -926,6 +926,12 @@ static void test_bad_input(void **state)
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, INT32_MAX);
     assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OVERFLOW);
     assert_null(r);
+    /* Only C's size overflowing (k = 1: A and B are 16 GiB each) is the
+     * same refusal. */
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, 1);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OVERFLOW);
+    assert_null(r);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "does not fit in size_t"));
 
     /* Larger than any RAM (3 x 2^40 x 4 bytes = 12 TiB), refused before any
      * allocation: the call returns at once with both figures. */

@@ -499,6 +499,11 @@ static void test_parse_meminfo(void **state)
     assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB\nMemAvailable: 40 kB\n", &t, &a), 0);
     assert_int_equal(t, 100 * KB);
     assert_int_equal(a, 40 * KB);
+    /* no place for either figure: refused, the other untouched */
+    assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB\nMemAvailable: 40 kB\n", NULL, &a), -1);
+    assert_int_equal(gp_parse_meminfo("MemTotal: 100 kB\nMemAvailable: 40 kB\n", &t, NULL), -1);
+    assert_int_equal(t, 100 * KB);
+    assert_int_equal(a, 40 * KB);
     /* order does not matter; other lines ignored; no trailing newline */
     assert_int_equal(gp_parse_meminfo("Foo: 1 kB\nMemAvailable:\t7 kB\nMemTotal:\t9 kB", &t, &a), 0);
     assert_int_equal(t, 9 * KB);
@@ -619,6 +624,12 @@ static void test_parse_proc_cgroup(void **state)
     char tiny[8];
     assert_int_equal(gp_parse_proc_cgroup("0::/a/very/long/path\n", tiny, sizeof tiny, v1,
                                           sizeof v1), -1);
+    assert_string_equal(tiny, "");
+    /* at the bound: 7 bytes and the NUL fit in 8, 8 bytes do not */
+    assert_int_equal(gp_parse_proc_cgroup("0::/abcdef\n", tiny, sizeof tiny, v1, sizeof v1), 0);
+    assert_string_equal(tiny, "/abcdef");
+    assert_int_equal(gp_parse_proc_cgroup("0::/abcdefg\n", tiny, sizeof tiny, v1, sizeof v1),
+                     -1);
     assert_string_equal(tiny, "");
     assert_int_equal(gp_parse_proc_cgroup("0::relative\n", v2, sizeof v2, v1, sizeof v1), -1);
     /* paths outside a cgroup namespace are parsed as they are (the reader

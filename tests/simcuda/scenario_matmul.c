@@ -393,6 +393,7 @@ static void refusals(void **state)
     gpuprobe_context *ctx = new_ctx();
     assert_null(run(ctx, 1, 4096, 4096, 4096, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY));
     assert_contains(gpuprobe_last_error(ctx), "free of");
+    assert_contains(gpuprobe_last_error(ctx), "plus 64 MiB for cuBLAS"); /* the headroom */
     assert_run_left_nothing(0);
     assert_null(run(ctx, 2, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_UNSUPPORTED));
     assert_contains(gpuprobe_last_error(ctx), "CUBLAS_STATUS_ARCH_MISMATCH");

@@ -622,7 +622,7 @@ static void tie_of_three(void **state)
 
 /* A tie on free memory broken by utilisation: the first GPU's figure is
  * given as it is, 100% (fully busy) included, and as "unknown" when NVML
- * could not say. */
+ * could not say; an idle GPU's 0% is a figure, not "unknown". */
 static void tie_against_full_or_unknown(void **state)
 {
     (void)state;
@@ -643,6 +643,15 @@ static void tie_against_full_or_unknown(void **state)
     ctx = new_ctx();
     assert_int_equal(pick(ctx, "auto", NULL, &why), 2);
     assert_contains(why, "; as much free as cuda:0 (NVIDIA H200), less busy (5%, not unknown)");
+    assert_untouched();
+    gpuprobe_context_destroy(ctx);
+
+    /* an idle GPU (0%) is known, and less busy than one at 5% */
+    fleet("[gpu]\npreset = H200\nfree = 120GiB\nutilization = 5\n"
+          "[gpu]\npreset = H200\nfree = 120GiB\nutilization = 0\n");
+    ctx = new_ctx();
+    assert_int_equal(pick(ctx, "auto", NULL, &why), 2);
+    assert_contains(why, "; as much free as cuda:0 (NVIDIA H200), less busy (0%, not 5%)");
     assert_untouched();
     gpuprobe_context_destroy(ctx);
 }
