@@ -773,6 +773,18 @@ static void cpu_logical_cores(void **state)
     assert_int_equal(logical_cores_with(-1), 1);
 }
 
+/* The no-op OpenBLAS, made the one the library loads, opened here too
+ * (the same copy): its handle, and its openblas_set_num_threads in *set. */
+static void *noop_blas(void (**set)(int))
+{
+    snprintf(openblas_path, sizeof openblas_path, "%s/openblas-noop/libopenblas.so.0",
+             GP_FAKELIB_DIR);
+    void *lib = dlopen(openblas_path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    assert_int_equal(gp_dlsym(lib, "openblas_set_num_threads", set, sizeof *set), 0);
+    return lib;
+}
+
 /* The CPU peak when OpenBLAS reports no thread count (0): the device's
  * cores count, not none. The no-op OpenBLAS says 0 threads here; the run
  * fails verification (its gemm writes nothing) but reports the figures:
@@ -781,12 +793,8 @@ static void cpu_logical_cores(void **state)
 static void cpu_peak_without_thread_count(void **state)
 {
     (void)state;
-    snprintf(openblas_path, sizeof openblas_path, "%s/openblas-noop/libopenblas.so.0",
-             GP_FAKELIB_DIR);
-    void *lib = dlopen(openblas_path, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(lib);
     void (*set_threads)(int) = NULL;
-    assert_int_equal(gp_dlsym(lib, "openblas_set_num_threads", &set_threads, sizeof set_threads), 0);
+    void *lib = noop_blas(&set_threads);
     set_threads(0);
     gpuprobe_context *ctx = NULL;
     assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
@@ -825,13 +833,9 @@ static void cpu_peak_without_thread_count(void **state)
 static void cpu_threads_left_as_is(void **state)
 {
     (void)state;
-    snprintf(openblas_path, sizeof openblas_path, "%s/openblas-noop/libopenblas.so.0",
-             GP_FAKELIB_DIR);
-    void *lib = dlopen(openblas_path, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(lib);
     void (*set_threads)(int) = NULL;
+    void *lib = noop_blas(&set_threads);
     int (*get_threads)(void) = NULL;
-    assert_int_equal(gp_dlsym(lib, "openblas_set_num_threads", &set_threads, sizeof set_threads), 0);
     assert_int_equal(gp_dlsym(lib, "openblas_get_num_threads", &get_threads, sizeof get_threads), 0);
     set_threads(3);
     gpuprobe_context *ctx = NULL;
