@@ -478,6 +478,26 @@ static void autorange_on_a_gpu(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A run on cuda:0 with the automatic batch and no budget (two runs):
+ * the batch it chose, every gemm call counted, and the time per call.
+ * The result, for the caller to read further and destroy. */
+static gpuprobe_matmul_result *auto_batch_run(gpuprobe_context *ctx, int m, int n, int k,
+                                              int64_t batch, int calls, double call_s)
+{
+    gpuprobe_matmul_options *o = mm_options(m, n, k, GPUPROBE_DTYPE_FP32);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
+    simcuda_log_clear();
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_options_destroy(o);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), batch);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 2);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), calls);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - call_s) < call_s * 1e-6);
+    return r;
+}
+
 /* The automatic batch grows at least twofold a step: on a board of
  * 1 GFLOP/s a 22 x 25 x 10 fp32 call (11000 FLOP) costs 5 + 11 = 16 us.
  * Calibration: 1 call (16 us, short), then min(ceil(1.25 x 2 ms / 16 us),
@@ -494,35 +514,15 @@ static void growth_and_peak_on_a_gpu(void **state)
     (void)state;
     fleet("[gpu]\npreset = H200\ntflops = 0.001\n");
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_matmul_options *o = mm_options(22, 25, 10, GPUPROBE_DTYPE_FP32);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
-    simcuda_log_clear();
-    gpuprobe_matmul_result *r = NULL;
-    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
-    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 200);
-    assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 2);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 702);
-    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 16e-6) < 1e-9);
+    gpuprobe_matmul_result *r = auto_batch_run(ctx, 22, 25, 10, 200, 702, 16e-6);
     const double fp32_peak = 1980000.0 * 1e3 * 132.0 * 256.0 / 1e9; /* 66908.16 GFLOP/s */
     assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_GFLOPS) == fp32_peak);
     assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_FRACTION) ==
                 dmetric(r, GPUPROBE_METRIC_GFLOPS) / fp32_peak);
     gpuprobe_matmul_result_destroy(r);
-    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_matmul_result_destroy(auto_batch_run(ctx, 10, 15, 20, 228, 786, 11e-6));
 
-    o = mm_options(10, 15, 20, GPUPROBE_DTYPE_FP32);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
-    simcuda_log_clear();
-    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
-    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 228);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 786);
-    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 11e-6) < 1e-9);
-    gpuprobe_matmul_result_destroy(r);
-    gpuprobe_matmul_options_destroy(o);
-
-    o = mm_options(22, 25, 10, GPUPROBE_DTYPE_FP16);
+    gpuprobe_matmul_options *o = mm_options(22, 25, 10, GPUPROBE_DTYPE_FP16);
     EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
     assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_GFLOPS) == 1980000.0 * 1e3 * 132.0 * 4096.0 / 1e9);
     gpuprobe_matmul_result_destroy(r);
@@ -540,17 +540,7 @@ static void growth_capped_on_a_gpu(void **state)
     (void)state;
     fleet("gemm_launch_ns = 0\n[gpu]\npreset = H200\ntflops = 0.001\n");
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_matmul_options *o = mm_options(5, 4, 3, GPUPROBE_DTYPE_FP32);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 0), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0), GPUPROBE_OK);
-    simcuda_log_clear();
-    gpuprobe_matmul_result *r = NULL;
-    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
-    assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 20834);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 72604);
-    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 0.12e-6) < 1e-12);
-    gpuprobe_matmul_result_destroy(r);
-    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_matmul_result_destroy(auto_batch_run(ctx, 5, 4, 3, 20834, 72604, 0.12e-6));
     gpuprobe_context_destroy(ctx);
 }
 
