@@ -94,11 +94,12 @@ int gp_nvml_load(gp_nvml *n, int disabled)
         if (!cur)
             (void)gp_dlsym(h, symbols[i].symbol, slot, sizeof cur);
     }
-    int rc = GP_NVML_MISSING;
-    if (n->f.Init && n->f.Shutdown)
-        rc = n->f.Init();
+    /* Init and shutdown are the two functions NVML cannot do without;
+     * a library lacking either is not initialised. */
+    const char *lacks = !n->f.Init ? "nvmlInit_v2" : !n->f.Shutdown ? "nvmlShutdown" : NULL;
+    int rc = lacks ? GP_NVML_MISSING : n->f.Init();
     if (rc != GP_NVML_SUCCESS) {
-        gp_nvml_error(n, "nvmlInit_v2", rc, n->why, sizeof n->why);
+        gp_nvml_error(n, lacks ? lacks : "nvmlInit_v2", rc, n->why, sizeof n->why);
         dlclose(h);
         memset(&n->f, 0, sizeof n->f);
         return 0;

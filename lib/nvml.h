@@ -113,7 +113,9 @@ int gp_nvml_find(const gp_nvml *n, const char *hex, const char *pci,
                  gp_nvml_device *out, char *why, size_t why_size);
 
 /* Memory of a handle: v2 where the driver has it (reserved known), else
- * v1. NVML's code; rc names the call that failed in *call. */
+ * v1. NVML's code (GP_NVML_MISSING when the driver has neither), and
+ * *call names the function that gave it; *out is zeroed first, so a
+ * failure leaves nothing in it. */
 typedef struct gp_nvml_mem {
     uint64_t total, free, used, reserved;
     int have_reserved;

@@ -1,6 +1,7 @@
-# Fake libraries for tests/test_loader.c: shared objects named like the
-# CUDA runtime, the CUDA driver and OpenBLAS that load but lack one of the
-# functions libgpuprobe needs (tests/fakelib/fakelib.c). Each lands in its
+# Fake libraries for tests/test_loader.c and tests/test_nvml.c: shared
+# objects named like the CUDA runtime, the CUDA driver, NVML and OpenBLAS
+# that load but lack one of the functions libgpuprobe needs
+# (tests/fakelib/fakelib.c). Each lands in its
 # own directory under <build>/tests/fakelib/; the test finds them through
 # GP_FAKELIB_DIR, and points GPUPROBE_CUDA_LIBDIR or the gp_test_dlopen
 # seam at them.
@@ -20,9 +21,11 @@ function(gp_fakelib dir file kind)
   foreach(fn ${ARGN})
     target_compile_definitions(${target} PRIVATE ${fn}=${fn}_absent)
   endforeach()
-  if(TARGET test_loader)
-    add_dependencies(test_loader ${target})
-  endif()
+  foreach(test test_loader test_nvml)
+    if(TARGET ${test})
+      add_dependencies(${test} ${target})
+    endif()
+  endforeach()
 endfunction()
 
 gp_fakelib(cudart libcudart.so.12 FAKE_CUDART)
@@ -38,6 +41,17 @@ endforeach()
 
 gp_fakelib(openblas-noop libopenblas.so.0 FAKE_OPENBLAS_NOOP)
 
-if(TARGET test_loader)
-  target_compile_definitions(test_loader PRIVATE GP_FAKELIB_DIR="${GP_FAKELIB_DIR}")
-endif()
+gp_fakelib(nvml libnvidia-ml.so.1 FAKE_NVML)
+foreach(fn nvmlInit_v2 nvmlShutdown)
+  gp_fakelib(nvml-no-${fn} libnvidia-ml.so.1 FAKE_NVML ${fn})
+endforeach()
+# The processes query's older versions stand in for the newest.
+gp_fakelib(nvml-procs-v2 libnvidia-ml.so.1 FAKE_NVML nvmlDeviceGetComputeRunningProcesses_v3)
+gp_fakelib(nvml-procs-v1 libnvidia-ml.so.1 FAKE_NVML nvmlDeviceGetComputeRunningProcesses_v3
+           nvmlDeviceGetComputeRunningProcesses_v2)
+
+foreach(test test_loader test_nvml)
+  if(TARGET ${test})
+    target_compile_definitions(${test} PRIVATE GP_FAKELIB_DIR="${GP_FAKELIB_DIR}")
+  endif()
+endforeach()

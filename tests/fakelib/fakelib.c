@@ -10,8 +10,13 @@
  * (blas_num_threads) but not whether the pool runs (blas_server_avail):
  * the library reads the two together or not at all.
  *
+ * FAKE_NVML builds a libnvidia-ml.so.1 for tests/test_nvml.c's loader
+ * cases: nvmlInit_v2 returns the number in FAKE_NVML_INIT_RESULT (0,
+ * NVML_SUCCESS, when unset), nvmlShutdown succeeds, nvmlErrorString says
+ * "fake NVML error N"; every query is a stub that fails.
+ *
  * One build per library, chosen with FAKE_CUDART (libcudart.so.N),
- * FAKE_CUDA (libcuda.so.1) or FAKE_OPENBLAS (libopenblas.so.0), defines
+ * FAKE_CUDA (libcuda.so.1), FAKE_NVML or FAKE_OPENBLAS (libopenblas.so.0), defines
  * every function libgpuprobe looks up as a stub that fails. A build that
  * must lack a function renames it on the command line
  * (-Dname=name_absent): the library still loads, but dlsym() cannot find
@@ -91,13 +96,46 @@ int cudaRuntimeGetVersion(int *version)
     X(cuDevicePrimaryCtxGetState) X(cuGetErrorName)                           \
     X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)               \
     X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2)
+#elif defined(FAKE_NVML)
+#include <stdio.h>
+#include <stdlib.h>
+int nvmlInit_v2(void);
+int nvmlInit_v2(void)
+{
+    const char *r = getenv("FAKE_NVML_INIT_RESULT");
+    return r ? atoi(r) : 0;
+}
+int nvmlShutdown(void);
+int nvmlShutdown(void) { return 0; }
+const char *nvmlErrorString(int rc);
+const char *nvmlErrorString(int rc)
+{
+    static char text[48];
+    snprintf(text, sizeof text, "fake NVML error %d", rc);
+    return text;
+}
+#define STUBS                                                                 \
+    X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetHandleByIndex_v2)                 \
+    X(nvmlDeviceGetHandleByUUID) X(nvmlDeviceGetHandleByPciBusId_v2)          \
+    X(nvmlDeviceGetUUID) X(nvmlDeviceGetIndex) X(nvmlDeviceGetMemoryInfo)     \
+    X(nvmlDeviceGetMemoryInfo_v2) X(nvmlDeviceGetMigMode)                     \
+    X(nvmlDeviceIsMigDeviceHandle)                                            \
+    X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle)                           \
+    X(nvmlDeviceGetMaxMigDeviceCount) X(nvmlDeviceGetMigDeviceHandleByIndex)  \
+    X(nvmlDeviceGetUtilizationRates) X(nvmlDeviceGetTemperature)              \
+    X(nvmlDeviceGetPowerUsage) X(nvmlDeviceGetEnforcedPowerLimit)             \
+    X(nvmlDeviceGetComputeRunningProcesses_v3)                                \
+    X(nvmlDeviceGetComputeRunningProcesses_v2)                                \
+    X(nvmlDeviceGetComputeRunningProcesses)                                   \
+    X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth)  \
+    X(nvmlDeviceGetMaxPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkWidth)
 #elif defined(FAKE_OPENBLAS)
 #define STUBS                                                                 \
     X(cblas_sgemm) X(cblas_dgemm) X(openblas_get_num_threads)                 \
     X(openblas_set_num_threads) X(openblas_get_corename)                      \
     X(openblas_get_config)
 #else
-#error "define FAKE_CUDART, FAKE_CUDA, FAKE_OPENBLAS or FAKE_OPENBLAS_NOOP"
+#error "define FAKE_CUDART, FAKE_CUDA, FAKE_NVML, FAKE_OPENBLAS or FAKE_OPENBLAS_NOOP"
 #endif
 
 #define X(name)                                                               \
