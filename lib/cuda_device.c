@@ -45,9 +45,10 @@ gpuprobe_status gp_cuda_describe(gpuprobe_context *ctx, gp_device *d, int i)
     d->cuda_index = i;
     gp_snprintf(d->spec, sizeof d->spec, "cuda:%d", i);
 
+    /* What the driver writes is copied up to its NUL or the buffer's end,
+     * whichever comes first (gp_strlcpy reads no further). */
     char name[GP_NAME_LEN];
-    memset(name, 0, sizeof name);
-    if (c->drv.DeviceGetName(name, (int)sizeof name - 1, dev) == CUDA_SUCCESS && name[0])
+    if (c->drv.DeviceGetName(name, (int)sizeof name, dev) == CUDA_SUCCESS && name[0])
         gp_strlcpy(d->name, name, sizeof d->name);
     else
         gp_snprintf(d->name, sizeof d->name, "CUDA device %d", i);
@@ -74,8 +75,7 @@ gpuprobe_status gp_cuda_describe(gpuprobe_context *ctx, gp_device *d, int i)
     d->memory_bus_bits = drv_attr(c, dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
 
     char pci[sizeof d->pci_bus_id];
-    memset(pci, 0, sizeof pci);
-    if (c->rt.DeviceGetPCIBusId(pci, (int)sizeof pci - 1, i) == cudaSuccess && pci[0]) {
+    if (c->rt.DeviceGetPCIBusId(pci, (int)sizeof pci, i) == cudaSuccess && pci[0]) {
         gp_strlcpy(d->pci_bus_id, pci, sizeof d->pci_bus_id);
     } else {
         (void)c->rt.GetLastError();
@@ -144,14 +144,12 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
     int held = 0;
     for (size_t k = 0; k < c->nretained; k++)
         held |= c->retained[k] == cudev;
-    if (!held && c->nretained == c->retained_cap) {
-        size_t cap = c->retained_cap ? c->retained_cap * 2 : 4;
-        CUdevice *grown = realloc(c->retained, cap * sizeof *grown);
+    if (!held) { /* room for one more: a few devices, each recorded once */
+        CUdevice *grown = realloc(c->retained, (c->nretained + 1) * sizeof *grown);
         if (!grown)
             return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
                            "out of memory recording retained CUDA contexts");
         c->retained = grown;
-        c->retained_cap = cap;
     }
     /* The retain that creates the primary context (nobody in the process
      * holds it yet) is where its cost shows: measured through NVML, used

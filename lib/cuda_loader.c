@@ -27,17 +27,20 @@
 
 #define SYM(lib, name, field) gp_dlsym((lib), (name), &(field), sizeof(field))
 
-/* Majors of libcudart.so.N to try: the build's own first, then newest first. */
-static size_t runtime_majors(int *out, size_t max)
+/* The majors libcudart.so.N is tried with, newest first. */
+static const int known_majors[] = {13, 12, 11};
+#define GP_NMAJORS (1 + sizeof known_majors / sizeof known_majors[0])
+
+/* Majors of libcudart.so.N to try: the build's own first, then the others
+ * newest first; how many (at most GP_NMAJORS). */
+static size_t runtime_majors(int out[GP_NMAJORS])
 {
-    static const int others[] = {13, 12, 11};
     size_t n = 0;
     int own = CUDART_VERSION / 1000;
-    if (n < max)
-        out[n++] = own;
-    for (size_t i = 0; i < sizeof others / sizeof others[0] && n < max; i++)
-        if (others[i] != own)
-            out[n++] = others[i];
+    out[n++] = own;
+    for (size_t i = 0; i < sizeof known_majors / sizeof known_majors[0]; i++)
+        if (known_majors[i] != own)
+            out[n++] = known_majors[i];
     return n;
 }
 
@@ -287,10 +290,8 @@ static void set_cause(gpuprobe_context *ctx, gpuprobe_cuda_cause cause,
     ctx->cuda_cause = cause;
     va_list ap;
     va_start(ap, fmt);
-    int r = vsnprintf(ctx->cuda_detail, sizeof ctx->cuda_detail, fmt, ap);
+    gp_vsnprintf(ctx->cuda_detail, sizeof ctx->cuda_detail, fmt, ap);
     va_end(ap);
-    if (r < 0)
-        ctx->cuda_detail[0] = '\0';
     gp_quote_inplace(ctx->cuda_detail);
 }
 
@@ -301,7 +302,7 @@ static int gpus_present(const gpuprobe_context *ctx, gp_cuda *c)
 {
     unsigned n = 0;
     if (gp_nvml_load(&c->nvml, ctx->env_nvml_off) && c->nvml.f.DeviceGetCount &&
-        c->nvml.f.DeviceGetCount(&n) == GP_NVML_SUCCESS && n <= 4096)
+        c->nvml.f.DeviceGetCount(&n) == GP_NVML_SUCCESS && n <= GP_MAX_GPUS)
         return (int)n;
     return kernel_gpu_count(ctx);
 }
@@ -321,10 +322,15 @@ static int visible_selects(gp_cuda *c, const char *vis, int ngpu)
     if (len == 0)
         return 0;
     if (strspn(vis, "0123456789") >= len) {
+        /* An index: below ngpu, read digit by digit (no overflow: it
+         * stops as soon as the number reaches ngpu). */
         unsigned long idx = 0;
-        for (size_t i = 0; i < len && idx <= 4096; i++)
+        for (size_t i = 0; i < len; i++) {
             idx = idx * 10 + (unsigned long)(vis[i] - '0');
-        return idx < (unsigned long)ngpu;
+            if (idx >= (unsigned long)ngpu)
+                return 0;
+        }
+        return 1;
     }
     if (len < 4 || strncasecmp(vis, "GPU-", 4) != 0)
         return strncasecmp(vis, "MIG-", 4) == 0 ? -1 : 0;
@@ -337,8 +343,8 @@ static int visible_selects(gp_cuda *c, const char *vis, int ngpu)
         if (c->nvml.f.DeviceGetHandleByIndex((unsigned)i, &dev) != GP_NVML_SUCCESS ||
             c->nvml.f.DeviceGetUUID(dev, uuid, sizeof uuid) != GP_NVML_SUCCESS)
             return -1;
-        uuid[sizeof uuid - 1] = '\0';
-        matches += strlen(uuid) >= len && strncasecmp(uuid, vis, len) == 0;
+        /* Bounded by the buffer: nothing is read past it, terminated or not. */
+        matches += strnlen(uuid, sizeof uuid) >= len && strncasecmp(uuid, vis, len) == 0;
     }
     return matches == 1;
 }
@@ -461,7 +467,6 @@ static step bind_runtime_version(gpuprobe_context *ctx, gp_cuda *c)
 static step load_runtime(gpuprobe_context *ctx, gp_cuda *c, const int *majors, size_t nm)
 {
     char err[256], tried[256] = "";
-    size_t tl = 0;
     int oom = 0;
     for (size_t i = 0; i < nm; i++) {
         c->rt_lib = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name,
@@ -470,10 +475,7 @@ static step load_runtime(gpuprobe_context *ctx, gp_cuda *c, const int *majors, s
             c->rt_major = majors[i];
             break;
         }
-        int r = snprintf(tried + tl, sizeof tried - tl, "%slibcudart.so.%d",
-                         i ? ", " : "", majors[i]);
-        if (r > 0 && (size_t)r < sizeof tried - tl)
-            tl += (size_t)r;
+        gp_appendf(tried, sizeof tried, "%slibcudart.so.%d", i ? ", " : "", majors[i]);
     }
     if (oom)
         return STEP_OOM;
@@ -528,14 +530,14 @@ static step fit_driver(gpuprobe_context *ctx, gp_cuda *c, const int *majors, siz
         return STEP_ON;
     char err[256];
     void *older = NULL;
-    int older_major = 0, oom = 0;
-    for (size_t i = 0; i < nm && !older; i++) {
+    int oom = 0;
+    size_t i = 0;
+    for (; i < nm && !older; i++) {
         if (majors[i] > dmajor)
             continue;
         /* rt_name is overwritten only on success. */
         older = open_runtime(ctx, majors[i], c->rt_name, sizeof c->rt_name, err,
                              sizeof err, &oom);
-        older_major = majors[i];
     }
     if (oom)
         return STEP_OOM;
@@ -545,7 +547,7 @@ static step fit_driver(gpuprobe_context *ctx, gp_cuda *c, const int *majors, siz
     }
     dlclose(c->rt_lib); /* never initialised: only its version was read */
     c->rt_lib = older;
-    c->rt_major = older_major;
+    c->rt_major = majors[i - 1]; /* the loop stepped past the one opened */
     return bind_runtime_version(ctx, c);
 }
 
@@ -615,8 +617,8 @@ static void count_devices(gpuprobe_context *ctx, gp_cuda *c)
 /* Why CUDA is or is not usable: the steps in order, until one decides. */
 static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
 {
-    int majors[8];
-    size_t nm = runtime_majors(majors, 8);
+    int majors[GP_NMAJORS];
+    size_t nm = runtime_majors(majors);
     step s = check_libdir(ctx);
     if (s == STEP_ON)
         s = load_runtime(ctx, c, majors, nm);

@@ -108,7 +108,7 @@ typedef struct gp_cuda {
     /* Primary contexts retained by memory queries; released by
      * gp_cuda_unload() (i.e. when the gpuprobe context is destroyed). */
     CUdevice *retained;
-    size_t nretained, retained_cap;
+    size_t nretained;
 } gp_cuda;
 
 /* Load cuBLAS matching the loaded runtime (internal.h) is

@@ -303,8 +303,8 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
             return st;
         ncuda = (size_t)gp_cuda_device_count(ctx);
     }
-    if (ncuda > 4096)
-        ncuda = 4096; /* far beyond any real machine; keeps the sizes sane */
+    if (ncuda > GP_MAX_GPUS)
+        ncuda = GP_MAX_GPUS; /* far beyond any real machine; keeps the sizes sane */
 
     gp_device *list = calloc(1 + ncuda, sizeof *list);
     if (!list)

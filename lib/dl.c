@@ -15,6 +15,7 @@
 #include <string.h>
 
 void *(*gp_test_dlopen)(const char *file, int mode);
+int (*gp_test_dlsym_hide)(const char *name);
 
 void *gp_dlopen(const char *file, int mode)
 {
@@ -32,7 +33,7 @@ void gp_dlerror(char *buf, size_t size)
 
 int gp_dlsym(void *lib, const char *name, void *slot, size_t slot_size)
 {
-    void *p = dlsym(lib, name);
+    void *p = gp_test_dlsym_hide && gp_test_dlsym_hide(name) ? NULL : dlsym(lib, name);
     if (!p || slot_size != sizeof p)
         return -1;
     /* Copied as bytes: ISO C has no cast between dlsym()'s object pointer

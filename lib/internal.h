@@ -28,6 +28,10 @@
 #define GP_ERR_LEN 512   /* context error message, incl. NUL */
 #define GP_NAME_LEN 256  /* device / CPU model names, incl. NUL */
 #define GP_PATH_LEN 4096 /* directories given through the environment */
+/* The most GPUs (CUDA devices, NVML's count and indices) the library
+ * believes one machine has: far beyond any real one; a larger figure from
+ * a driver is not taken. */
+#define GP_MAX_GPUS 4096
 
 /* One enumerated device (the CPU or a CUDA device). */
 typedef struct gp_device {
@@ -138,6 +142,11 @@ gpuprobe_status gp_ok(gpuprobe_context *ctx);
 /* Bounded formatted copy: always NUL-terminates (if size > 0), never overflows. */
 void gp_strlcpy(char *dst, const char *src, size_t size);
 void gp_snprintf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
+/* gp_snprintf() with a va_list. */
+void gp_vsnprintf(char *dst, size_t size, const char *fmt, va_list ap) GP_PRINTF(3, 0);
+/* gp_snprintf() after the text dst[size] already holds (cut to fit, always
+ * terminated); nothing when it is full. */
+void gp_appendf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
 /* The one quoting rule for text from outside (dlerror(), driver strings,
  * file contents, the environment, device names): copy at most max bytes of
  * text into dst for a message; non-printable and non-ASCII bytes become
@@ -171,6 +180,9 @@ int gp_dlsym(void *lib, const char *name, void *slot, size_t slot_size);
  * pretend a library is missing). Set by unit tests only, before any context
  * loads a library. */
 extern void *(*gp_test_dlopen)(const char *file, int mode);
+/* Test seam: when set and it returns nonzero for a name, gp_dlsym() finds
+ * no such symbol (fault injection: a library that lacks a function). */
+extern int (*gp_test_dlsym_hide)(const char *name);
 
 /* ---- host.c: the host's files, parsers, memory and limits ---- */
 

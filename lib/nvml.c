@@ -125,7 +125,7 @@ static void gpu_facts(const gp_nvml *n, gp_nvml_device *d)
 {
     unsigned v = 0, pending = 0;
     if (n->f.DeviceGetIndex && n->f.DeviceGetIndex(d->gpu, &v) == GP_NVML_SUCCESS &&
-        v <= 4096)
+        v <= GP_MAX_GPUS)
         d->index = (int)v;
     if (n->f.DeviceGetUUID &&
         n->f.DeviceGetUUID(d->gpu, d->gpu_uuid, sizeof d->gpu_uuid) != GP_NVML_SUCCESS)

@@ -569,8 +569,7 @@ static gpuprobe_status resolve_spec(selection *s, const char *spec, unsigned fla
     else
         gp_snprintf(s->head, sizeof s->head, "%s", kind_text[s->kind]);
     if (from_env)
-        gp_snprintf(s->head + strlen(s->head), sizeof s->head - strlen(s->head),
-                    " (from GPUPROBE_DEVICE)");
+        gp_appendf(s->head, sizeof s->head, " (from GPUPROBE_DEVICE)");
     return GPUPROBE_OK;
 }
 

@@ -26,16 +26,29 @@ void gp_strlcpy(char *dst, const char *src, size_t size)
     dst[n] = '\0';
 }
 
-void gp_snprintf(char *dst, size_t size, const char *fmt, ...)
+void gp_vsnprintf(char *dst, size_t size, const char *fmt, va_list ap)
 {
     if (size == 0)
         return;
+    if (vsnprintf(dst, size, fmt, ap) < 0)
+        dst[0] = '\0';
+}
+
+void gp_snprintf(char *dst, size_t size, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    int r = vsnprintf(dst, size, fmt, ap);
+    gp_vsnprintf(dst, size, fmt, ap);
     va_end(ap);
-    if (r < 0)
-        dst[0] = '\0';
+}
+
+void gp_appendf(char *dst, size_t size, const char *fmt, ...)
+{
+    size_t used = strnlen(dst, size); /* size when full: nothing written */
+    va_list ap;
+    va_start(ap, fmt);
+    gp_vsnprintf(dst + used, size - used, fmt, ap);
+    va_end(ap);
 }
 
 void gp_quote(char *dst, size_t size, const char *text, size_t max)
@@ -88,9 +101,9 @@ gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
     if (ctx) {
         va_list ap;
         va_start(ap, fmt);
-        int r = vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        gp_vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
         va_end(ap);
-        if (r < 0 || ctx->error[0] == '\0')
+        if (ctx->error[0] == '\0')
             gp_strlcpy(ctx->error, gpuprobe_status_string(status),
                        sizeof ctx->error);
         gp_quote_inplace(ctx->error);

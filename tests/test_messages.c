@@ -99,6 +99,30 @@ static void quote_rule(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Appending: after what the buffer holds, cut to fit, always terminated;
+ * a full buffer is left as it is. */
+static void append_rule(void **state)
+{
+    (void)state;
+    char buf[8] = "ab";
+    gp_appendf(buf, sizeof buf, "%s-%d", "cd", 7);
+    assert_string_equal(buf, "abcd-7");
+    gp_appendf(buf, sizeof buf, "%s", "xyz"); /* room for one more */
+    assert_string_equal(buf, "abcd-7x");
+    gp_appendf(buf, sizeof buf, "%s", "q");
+    assert_string_equal(buf, "abcd-7x");
+    char unterminated[4] = {'a', 'b', 'c', 'd'};
+    char after = 'z';
+    gp_appendf(unterminated, sizeof unterminated, "%s", "e");
+    assert_memory_equal(unterminated, "abcd", 4);
+    assert_int_equal(after, 'z');
+    char empty[4] = "";
+    gp_appendf(empty, sizeof empty, "%d", 12345);
+    assert_string_equal(empty, "123");
+    gp_appendf(empty, 0, "%d", 9); /* no room at all */
+    assert_string_equal(empty, "123");
+}
+
 /* ---- a fake CUDA library directory with a hostile name ---- */
 
 static void hostile_libdir(void **state)
@@ -277,6 +301,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(quote_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(append_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_libdir, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_device_name, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_dlerror, setup, teardown),

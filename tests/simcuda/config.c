@@ -35,7 +35,7 @@ enum { S_GLOBAL = 1, S_GPU = 2, S_MIG = 4 };
 
 typedef enum kind {
     K_STRING, K_BYTES, K_INT, K_MHZ, K_CC, K_DOUBLE, K_UUID, K_PCI, K_PRESET,
-    K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAULT_ASYNC,
+    K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAIL_LATE, K_FAULT_ASYNC,
     K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS
 } kind;
 
@@ -53,6 +53,8 @@ typedef struct key {
 static const key keys[] = {
     {"driver_version", S_GLOBAL, K_DRIVER_VERSION, G(driver_version), 0},
     {"driver_string", S_GLOBAL, K_STRING, G(driver_string), sizeof(((sim_config *)0)->driver_string)},
+    {"error_name", S_GLOBAL, K_STRING, G(error_name), sizeof(((sim_config *)0)->error_name)},
+    {"error_text", S_GLOBAL, K_STRING, G(error_text), sizeof(((sim_config *)0)->error_text)},
     {"cuinit_error", S_GLOBAL, K_CODE, G(cuinit_error), 0},
     {"nvml_init_error", S_GLOBAL, K_CODE, G(nvml_init_error), 0},
     {"context_bytes", S_GLOBAL, K_BYTES, G(ctx_bytes), 0},
@@ -61,6 +63,7 @@ static const key keys[] = {
     {"cublas_version", S_GLOBAL, K_INT, G(blas_version), 0},
     {"gemm_launch_ns", S_GLOBAL, K_INT, G(gemm_launch_ns), 0},
     {"fail", S_GLOBAL, K_FAIL, 0, 0},
+    {"fail_late", S_GLOBAL, K_FAIL_LATE, 0, 0},
     {"fault_async", S_GLOBAL, K_FAULT_ASYNC, 0, 0},
     {"preset", S_GPU, K_PRESET, 0, 0},
     {"name", S_GPU | S_MIG, K_STRING, U(name), SIM_NAME_LEN},
@@ -373,7 +376,7 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
     long x;
     switch (def->kind) {
     case K_STRING: {
-        char s[SIM_NAME_LEN]; /* the longest string field */
+        char s[SIM_TEXT_LEN]; /* the longest string field */
         int r = parse_string(v, s, def->size < sizeof s ? def->size : sizeof s);
         if (r == -1)
             return fail(err, esize, line, "%s: '%s': a backslash starts \\\\, \\n or \\xHH (not \\x00)", k, v);
@@ -447,7 +450,7 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
             cfg->driver_version = ma * 1000 + mi * 10;
             return 0;
         }
-        if (parse_int(v, 1000, 99999, &x) == 0) {
+        if (parse_int(v, 0, 99999, &x) == 0) { /* as cuDriverGetVersion gives it, even 1 */
             cfg->driver_version = (int)x;
             return 0;
         }
@@ -535,6 +538,11 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
         return 0;
     case K_FAIL:
         return parse_rule(v, 0, cfg, err, esize, line);
+    case K_FAIL_LATE:
+        if (parse_rule(v, 0, cfg, err, esize, line) != 0)
+            return -1;
+        cfg->rules[cfg->nrules - 1].late = 1;
+        return 0;
     case K_FAULT_ASYNC:
         return parse_rule(v, 1, cfg, err, esize, line);
     }

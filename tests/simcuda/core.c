@@ -315,6 +315,8 @@ int sim_begin(sim_call *c, sim_api api, const char *func, int *code)
         sim.fired++;
         if (c->entry != (size_t)-1)
             sim.log[c->entry].injected = 1;
+        if (r->late)
+            return 2; /* the call runs; its end reports the failure */
         sim_ctx *cur = sim_current();
         if (cur && cur->active && !cur->fault) {
             if (api == SIM_RT && sim_rt_sticky((cudaError_t)*code))
@@ -1088,6 +1090,7 @@ SIM_EXPORT int simcuda_fail(const char *func, unsigned long nth, int code, unsig
         rule->nth = nth;
         rule->code = code;
         rule->from = (flags & SIMCUDA_FROM) != 0;
+        rule->late = (flags & SIMCUDA_LATE) != 0;
         r = 0;
     }
     CONTROL_END();

@@ -39,9 +39,9 @@
 #define ENTER(name)                                                           \
     sim_call call_;                                                           \
     int inj_ = 0;                                                             \
-    if (sim_begin(&call_, SIM_BLAS, name, &inj_))                             \
+    if (sim_begin(&call_, SIM_BLAS, name, &inj_) == 1)                        \
     return (cublasStatus_t)sim_end(&call_, inj_)
-#define LEAVE(s) return (cublasStatus_t)sim_end(&call_, (int)(s))
+#define LEAVE(s) return (cublasStatus_t)sim_end(&call_, inj_ ? inj_ : (int)(s))
 
 /* A live handle (not destroyed; its context still exists). */
 static sim_blas *live(cublasHandle_t h)
@@ -163,6 +163,8 @@ const char *CUBLASWINAPI cublasGetStatusName(cublasStatus_t status)
     sim_call c;
     sim_begin(&c, SIM_BLAS, "cublasGetStatusName", NULL);
     const char *s = sim_blas_name(status);
+    if (s && sim.cfg.error_name[0])
+        s = sim.cfg.error_name;
     sim_end(&c, 0);
     return s ? s : "CUBLAS_STATUS_UNKNOWN";
 }
@@ -171,7 +173,9 @@ const char *CUBLASWINAPI cublasGetStatusString(cublasStatus_t status)
 {
     sim_call c;
     sim_begin(&c, SIM_BLAS, "cublasGetStatusString", NULL);
-    const char *s = sim_blas_name(status) ? sim_blas_string(status) : "unknown error";
+    const char *s = !sim_blas_name(status)   ? "unknown error"
+                    : sim.cfg.error_text[0] ? sim.cfg.error_text
+                                            : sim_blas_string(status);
     sim_end(&c, 0);
     return s;
 }

@@ -27,9 +27,9 @@ SIM_EXPORT const int simcuda_driver = 1;
 #define ENTER(name)                                                           \
     sim_call call_;                                                           \
     int inj_ = 0;                                                             \
-    if (sim_begin(&call_, SIM_DRV, name, &inj_))                              \
+    if (sim_begin(&call_, SIM_DRV, name, &inj_) == 1)                         \
     return (CUresult)sim_end(&call_, inj_)
-#define LEAVE(r) return (CUresult)sim_end(&call_, (int)(r))
+#define LEAVE(r) return (CUresult)sim_end(&call_, inj_ ? inj_ : (int)(r))
 
 static CUresult need_init(void)
 {
@@ -87,6 +87,8 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr)
     if (!pStr)
         LEAVE(CUDA_ERROR_INVALID_VALUE);
     *pStr = sim_cu_name(error);
+    if (*pStr && sim.cfg.error_name[0])
+        *pStr = sim.cfg.error_name;
     LEAVE(*pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -95,7 +97,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr)
     ENTER("cuGetErrorString");
     if (!pStr)
         LEAVE(CUDA_ERROR_INVALID_VALUE);
-    *pStr = sim_cu_name(error) ? sim_cu_string(error) : NULL;
+    *pStr = !sim_cu_name(error) ? NULL : sim.cfg.error_text[0] ? sim.cfg.error_text : sim_cu_string(error);
     LEAVE(*pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 

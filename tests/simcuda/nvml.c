@@ -37,9 +37,9 @@
 #define ENTER(name)                                                           \
     sim_call call_;                                                           \
     int inj_ = 0;                                                             \
-    if (sim_begin(&call_, SIM_NVML, name, &inj_))                             \
+    if (sim_begin(&call_, SIM_NVML, name, &inj_) == 1)                        \
     return sim_end(&call_, inj_)
-#define LEAVE(r) return sim_end(&call_, (r))
+#define LEAVE(r) return sim_end(&call_, inj_ ? inj_ : (r))
 #define NEED_INIT()                                                           \
     do {                                                                      \
         if (sim.nvml_refs == 0)                                               \
@@ -114,6 +114,8 @@ const char *nvmlErrorString(nvmlReturn_t result)
     sim_call c;
     sim_begin(&c, SIM_NVML, "nvmlErrorString", NULL);
     const char *s = sim_nvml_string(result);
+    if (s && sim.cfg.error_text[0])
+        s = sim.cfg.error_text;
     sim_end(&c, 0);
     return s ? s : "Unknown Error";
 }

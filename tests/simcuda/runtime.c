@@ -94,9 +94,9 @@ static cudaError_t finish(sim_call *c, cudaError_t e)
     pthread_once(&probe_once, probe_driver);                                  \
     sim_call call_;                                                           \
     int inj_ = 0;                                                             \
-    if (sim_begin(&call_, SIM_RT, name, &inj_))                               \
+    if (sim_begin(&call_, SIM_RT, name, &inj_) == 1)                          \
     return finish(&call_, (cudaError_t)inj_)
-#define LEAVE(e) return finish(&call_, (e))
+#define LEAVE(e) return finish(&call_, inj_ ? (cudaError_t)inj_ : (e))
 /* Initialise, and get the context the call works in. */
 #define NEED_CTX(c)                                                           \
     sim_ctx *c = NULL;                                                        \
@@ -116,7 +116,7 @@ cudaError_t CUDARTAPI cudaRuntimeGetVersion(int *runtimeVersion)
 {
     sim_call call_;
     int inj_ = 0;
-    if (sim_begin(&call_, SIM_RT, "cudaRuntimeGetVersion", &inj_))
+    if (sim_begin(&call_, SIM_RT, "cudaRuntimeGetVersion", &inj_) == 1)
         return finish(&call_, (cudaError_t)inj_);
     if (!runtimeVersion)
         LEAVE(cudaErrorInvalidValue);
@@ -139,6 +139,8 @@ const char *CUDARTAPI cudaGetErrorName(cudaError_t error)
     sim_call c;
     sim_begin(&c, SIM_RT, "cudaGetErrorName", NULL);
     const char *s = sim_rt_name(error);
+    if (s && sim.cfg.error_name[0])
+        s = sim.cfg.error_name;
     sim_end(&c, 0);
     return s ? s : "unrecognized error code";
 }
@@ -148,7 +150,9 @@ const char *CUDARTAPI cudaGetErrorString(cudaError_t error)
     pthread_once(&probe_once, probe_driver);
     sim_call c;
     sim_begin(&c, SIM_RT, "cudaGetErrorString", NULL);
-    const char *s = sim_rt_name(error) ? sim_rt_string(error) : "unrecognized error code";
+    const char *s = !sim_rt_name(error)       ? "unrecognized error code"
+                    : sim.cfg.error_text[0] ? sim.cfg.error_text
+                                            : sim_rt_string(error);
     sim_end(&c, 0);
     return s;
 }

@@ -105,6 +105,23 @@ typedef struct cause_case {
     const char *detail;    /* a part of the detail */
 } cause_case;
 
+#define NO_DEVICE_TWO "cuinit_error = CUDA_ERROR_NO_DEVICE\n" TWO
+#define X16 "xxxxxxxxxxxxxxxx"
+#define X128 X16 X16 X16 X16 X16 X16 X16 X16
+
+/* The names gp_dlsym() is told are missing, "a,b,c". */
+static const char *hidden;
+
+static int hide(const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = hidden; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strcspn(p, ",") == len && strncmp(p, name, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static const cause_case cases[] = {
     {"a working H200", H200, NULL, NULL, 1, 1, GPUPROBE_CUDA_AVAILABLE,
      "1 CUDA device(s); driver supports CUDA 13.0, runtime 13.0"},
@@ -160,9 +177,71 @@ static const cause_case cases[] = {
      * NULL name): the message says so rather than printing nothing. */
     {"a driver error without a name", "fail = cuDeviceGet:1=4242\n" H200, NULL, NULL, 1, 1,
      GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with unrecognized CUDA driver error"},
+    /* A driver error's name is cut after 48 bytes, a runtime error's
+     * description after 128. */
+    {"a long driver error name", "error_name = " X16 X16 X16 "y\nfail = cuDeviceGet:1\n" H200,
+     NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with " X16 X16 X16 "..."},
+    {"a driver error name of 48 bytes", "error_name = " X16 X16 X16 "\nfail = cuDeviceGet:1\n" H200,
+     NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cuDeviceGet(0) failed with " X16 X16 X16},
+    {"a long runtime error description",
+     "error_text = " X128 "y\nfail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
+     NULL, 1, 1, GPUPROBE_CUDA_OTHER,
+     "cudaGetDeviceCount failed with cudaErrorStartupFailure (" X128 "...)"},
+    {"a runtime error description of 128 bytes",
+     "error_text = " X128 "\nfail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
+     NULL, 1, 1, GPUPROBE_CUDA_OTHER,
+     "cudaGetDeviceCount failed with cudaErrorStartupFailure (" X128 ")"},
+    /* CUDA_VISIBLE_DEVICES as CUDA reads it: blanks around an entry, an
+     * index at or past the count, digit by digit. */
+    {"a blank before the index", NO_DEVICE_TWO, " 1", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE,
+     "CUDA_VISIBLE_DEVICES=\" 1\" selects"},
+    {"a blank after the index", NO_DEVICE_TWO, "1\t ,0", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE,
+     "selects"},
+    {"an index equal to the count", TWO, "2", NULL, 1, 2, GPUPROBE_CUDA_DEVICES_HIDDEN,
+     "hides all 2 GPU(s)"},
+    {"an index past the count, its first digit below it", TWO, "10", NULL, 1, 2,
+     GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 2 GPU(s)"},
+    {"an index with a leading zero", NO_DEVICE_TWO, "01", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE,
+     "selects"},
+    {"an index of many digits", TWO, "99999999999999999999999", NULL, 1, 2,
+     GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 2 GPU(s)"},
+    /* A UUID entry NVML cannot check: it lacks a function, or one fails
+     * (the second GPU's, after the first GPU's UUID matched). */
+    {"NVML's UUID query fails", "fail = nvmlDeviceGetUUID:2\n" NO_DEVICE_TWO, "GPU-5e1e0000-a1",
+     NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE, "its first entry is a UUID NVML cannot check"},
+    {"NVML's lookup by index fails", "fail = nvmlDeviceGetHandleByIndex_v2:1\n" NO_DEVICE_TWO,
+     "GPU-5e1e0000-a1", NULL, 1, 2, GPUPROBE_CUDA_NO_DEVICE,
+     "its first entry is a UUID NVML cannot check"},
+    {"NVML's count fails: the kernel driver's", "fail_late = nvmlDeviceGetCount_v2:1\n" TWO, "",
+     NULL, 1, 3, GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 3 GPU(s)"},
+    {"three GPUs counted by the kernel driver (no NVML)",
+     "nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" TWO, "", NULL, 1, 3,
+     GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 3 GPU(s)"},
+    /* The driver's version: only a successful answer above 0 is taken. */
+    {"the driver's version query fails", "fail_late = cuDriverGetVersion:1\n" H200, NULL, NULL, 1,
+     1, GPUPROBE_CUDA_AVAILABLE, "driver supports CUDA unknown, runtime 13.0"},
+    {"a driver that says it supports CUDA 0.01", "driver_version = 1\n" H200, NULL, NULL, 1, 1,
+     GPUPROBE_CUDA_DRIVER_TOO_OLD, "driver supports CUDA 0.0, runtime is 13.0: update"},
 };
 
-static void one_case(const cause_case *c)
+/* Libraries lacking a function (gp_test_dlsym_hide), in every one that
+ * has it. */
+static const struct {
+    cause_case c;
+    const char *hide; /* "a,b" */
+} lacking[] = {
+    {{"NVML lacks the UUID query", NO_DEVICE_TWO, "GPU-5e1e0000-a1", NULL, 1, 2,
+      GPUPROBE_CUDA_NO_DEVICE, "its first entry is a UUID NVML cannot check"},
+     "nvmlDeviceGetUUID"},
+    {{"NVML lacks the lookup by index", NO_DEVICE_TWO, "GPU-5e1e0000-a1", NULL, 1, 2,
+      GPUPROBE_CUDA_NO_DEVICE, "its first entry is a UUID NVML cannot check"},
+     "nvmlDeviceGetHandleByIndex_v2"},
+    {{"NVML lacks the count: the kernel driver's", TWO, "", NULL, 1, 3,
+      GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 3 GPU(s)"},
+     "nvmlDeviceGetCount_v2"},
+};
+
+static void one_case(const cause_case *c, const char *hide_these)
 {
     print_message("case: %s\n", c->what);
     if (c->cvd)
@@ -172,9 +251,12 @@ static void one_case(const cause_case *c)
     use_libdir(c->libdir);
     fleet(c->fleet);
     make_root(c->kernel, c->proc_gpus);
+    hidden = hide_these;
+    gp_test_dlsym_hide = hide_these ? hide : NULL;
     gpuprobe_context *ctx = probe();
     const char *detail = NULL;
     gpuprobe_cuda_cause got = cause_of(ctx, &detail);
+    gp_test_dlsym_hide = NULL;
     if (got != c->want || !strstr(detail, c->detail))
         fail_msg("%s: cause %s (%s), want %s with \"%s\"", c->what, gpuprobe_cuda_cause_name(got),
                  detail, gpuprobe_cuda_cause_name(c->want), c->detail);
@@ -200,7 +282,9 @@ static void every_cause(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        one_case(&cases[i]);
+        one_case(&cases[i], NULL);
+    for (size_t i = 0; i < sizeof lacking / sizeof lacking[0]; i++)
+        one_case(&lacking[i].c, lacking[i].hide);
 }
 
 /* With a 12.x driver the CUDA 12 runtime is used, and cuBLAS 12 with it. */
@@ -288,40 +372,86 @@ static void disabled_loads_nothing(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
-/* /dev/nvidia0 that the user may not open: NO_PERMISSION. Root may open
- * anything, so the probe runs in a child that has given up root. */
+/* A device node the user may not open: NO_PERMISSION naming it, for the
+ * nodes CUDA opens (nvidiactl, nvidia-uvm, nvidiaN); another node of the
+ * driver's (nvidia-modeset) is not blamed. Root may open anything, so each
+ * probe runs in a child that has given up root. */
 static void no_permission(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *node;
+        gpuprobe_cuda_cause want;
+        const char *detail;
+    } nodes[] = {
+        {"nvidia0", GPUPROBE_CUDA_NO_PERMISSION, "no read/write permission on /dev/nvidia0"},
+        {"nvidiactl", GPUPROBE_CUDA_NO_PERMISSION, "no read/write permission on /dev/nvidiactl"},
+        {"nvidia-uvm", GPUPROBE_CUDA_NO_PERMISSION, "no read/write permission on /dev/nvidia-uvm"},
+        {"nvidia-modeset", GPUPROBE_CUDA_NO_DEVICE, "finds no CUDA device"},
+    };
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+        print_message("denied: /dev/%s\n", nodes[i].node);
+        fleet("cuinit_error = CUDA_ERROR_NO_DEVICE\n" H200);
+        make_root(1, 1);
+        char rel[64], node[sizeof root + 64];
+        snprintf(rel, sizeof rel, "dev/%s", nodes[i].node);
+        sr_put(root, rel, "");
+        /* Every node open to all but the one tested. */
+        static const char *const open_to_all[] = {"nvidiactl", "nvidia0"};
+        for (size_t k = 0; k < sizeof open_to_all / sizeof open_to_all[0]; k++) {
+            snprintf(node, sizeof node, "%s/dev/%s", root, open_to_all[k]);
+            assert_int_equal(chmod(node, 0666), 0);
+        }
+        snprintf(node, sizeof node, "%s/dev/%s", root, nodes[i].node);
+        assert_int_equal(chmod(node, 0), 0);
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+                _exit(100);
+            gpuprobe_context *ctx = NULL;
+            gpuprobe_cuda_cause cause = GPUPROBE_CUDA_AVAILABLE;
+            const char *detail = NULL;
+            if (gpuprobe_context_create(&ctx, 0) != GPUPROBE_OK)
+                _exit(101);
+            gp_test_set_sysroot(ctx, root);
+            if (gpuprobe_cuda_status(ctx, &cause, &detail) != GPUPROBE_OK)
+                _exit(102);
+            if (!strstr(detail, nodes[i].detail)) {
+                fprintf(stderr, "detail: %s\n", detail);
+                _exit(103);
+            }
+            /* exit(), not _exit(): a coverage build writes this process's
+             * line counts at exit, and only this child runs the lines that
+             * find the node it may not open. */
+            exit((int)cause);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 100)
+            fail_msg("could not drop root to test permissions");
+        assert_int_equal(WEXITSTATUS(status), nodes[i].want);
+        teardown(NULL);
+    }
+}
+
+/* A device node that cannot be opened for another reason than permission
+ * (a dangling link: ENOENT, whoever asks): not blamed. */
+static void dangling_node_not_blamed(void **state)
 {
     (void)state;
     fleet("cuinit_error = CUDA_ERROR_NO_DEVICE\n" H200);
     make_root(1, 1);
-    char node[GP_PATH_LEN];
-    snprintf(node, sizeof node, "%s/dev/nvidia0", root);
-    assert_int_equal(chmod(node, 0), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-            _exit(100);
-        gpuprobe_context *ctx = NULL;
-        gpuprobe_cuda_cause cause = GPUPROBE_CUDA_AVAILABLE;
-        const char *detail = NULL;
-        if (gpuprobe_context_create(&ctx, 0) != GPUPROBE_OK)
-            _exit(101);
-        gp_test_set_sysroot(ctx, root);
-        if (gpuprobe_cuda_status(ctx, &cause, &detail) != GPUPROBE_OK)
-            _exit(102);
-        if (!strstr(detail, "/dev/nvidia0"))
-            _exit(103);
-        _exit((int)cause);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 100)
-        fail_msg("could not drop root to test permissions");
-    assert_int_equal(WEXITSTATUS(status), GPUPROBE_CUDA_NO_PERMISSION);
+    char node[sizeof root + 64];
+    snprintf(node, sizeof node, "%s/dev/nvidia1", root);
+    assert_int_equal(symlink("nvidia-gone", node), 0);
+    gpuprobe_context *ctx = probe();
+    const char *detail = NULL;
+    assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_DEVICE);
+    assert_contains(detail, "the NVIDIA driver is running but finds no CUDA device");
+    gpuprobe_context_destroy(ctx);
 }
 
 /* The driver is absent: the runtime loads (from GPUPROBE_CUDA_LIBDIR),
@@ -484,6 +614,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(cublas_missing_named, teardown),
         cmocka_unit_test_teardown(disabled_loads_nothing, teardown),
         cmocka_unit_test_teardown(no_permission, teardown),
+        cmocka_unit_test_teardown(dangling_node_not_blamed, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -823,6 +823,45 @@ static void injection_and_log(void **state)
     assert_int_equal(simcuda_log_entry(n, &e), -1);
 }
 
+/* A late failure: the call runs and writes its outputs, then fails; the
+ * failure is the thread's last error but poisons nothing. */
+static void late_failure(void **state)
+{
+    (void)state;
+    configure("fail_late = cuDriverGetVersion:1\n"
+              "fail_late = nvmlDeviceGetCount_v2:1=NVML_ERROR_GPU_IS_LOST\n"
+              "[gpu]\n[gpu]\n");
+    int v = 0;
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_ERROR_UNKNOWN);
+    assert_int_equal(v, 13000);
+    v = 0;
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    assert_int_equal(v, 13000);
+    assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+    unsigned n = 0;
+    assert_int_equal(nvmlDeviceGetCount_v2(&n), NVML_ERROR_GPU_IS_LOST);
+    assert_int_equal(n, 2);
+    assert_int_equal(nvmlShutdown(), NVML_SUCCESS);
+
+    assert_int_equal(simcuda_fail("cudaGetDeviceCount", 1, cudaErrorLaunchFailure,
+                                  SIMCUDA_LATE),
+                     0);
+    int count = 0;
+    assert_int_equal(cudaGetDeviceCount(&count), cudaErrorLaunchFailure);
+    assert_int_equal(count, 2);
+    assert_int_equal(cudaGetLastError(), cudaErrorLaunchFailure);
+    void *p = NULL; /* a sticky code given late poisons nothing */
+    assert_int_equal(cudaMalloc(&p, 8), cudaSuccess);
+    assert_int_equal(cudaFree(p), cudaSuccess);
+    assert_int_equal(simcuda_faults_fired(), 3);
+    simcuda_call e;
+    assert_int_equal(simcuda_log_entry(0, &e), 0);
+    assert_string_equal(e.func, "cuDriverGetVersion");
+    assert_int_equal(e.injected, 1);
+    assert_int_equal(e.result, CUDA_ERROR_UNKNOWN);
+    simcuda_clear_faults();
+}
+
 static void *other_thread(void *arg)
 {
     (void)arg;
@@ -1106,6 +1145,7 @@ int main(void)
         cmocka_unit_test_setup(gemm_beta_zero_ignores_c, setup),
         cmocka_unit_test_setup(sticky_fault, setup),
         cmocka_unit_test_setup(injection_and_log, setup),
+        cmocka_unit_test_setup(late_failure, setup),
         cmocka_unit_test_setup(threads_have_own_stacks, setup),
         cmocka_unit_test_setup(nvml_view, setup),
         cmocka_unit_test_setup(nvml_health, setup),

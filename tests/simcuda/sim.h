@@ -30,6 +30,7 @@
 #define SIM_EXPORT __attribute__((visibility("default")))
 
 #define SIM_NAME_LEN 96
+#define SIM_TEXT_LEN 256 /* error_name, error_text: the longest strings */
 #define SIM_MAX_UNITS 64
 #define SIM_STACK_MAX 64
 #define SIM_MAX_RULES 32
@@ -223,11 +224,17 @@ typedef struct sim_rule {
     char func[64];
     unsigned long nth, calls;
     int code, from, async;
+    int late;   /* the call runs, writing its outputs, then fails */
 } sim_rule;
 
 typedef struct sim_config {
     int driver_version;      /* CUDA version the driver supports, 13000 */
     char driver_string[32];  /* "580.65.06" */
+    /* When set, the name (cuGetErrorName, cudaGetErrorName,
+     * cublasGetStatusName) and the description (cuGetErrorString,
+     * cudaGetErrorString, cublasGetStatusString, nvmlErrorString) of
+     * every code: the text a library's messages must bound. */
+    char error_name[SIM_TEXT_LEN], error_text[SIM_TEXT_LEN];
     int cuinit_error;        /* CUresult cuInit returns; 0: decided by the fleet */
     int nvml_init_error;     /* nvmlReturn_t nvmlInit returns; 0: success */
     uint64_t ctx_bytes;      /* default context cost */
@@ -287,7 +294,9 @@ typedef struct sim_call {
     sim_api api;
 } sim_call;
 /* Lock, configure on first use, log the call. Returns 1 (lock still held)
- * when a failure is injected: *code is the code to return. */
+ * when a failure is injected: *code is the code to return at once; 2 when
+ * a late failure is (fail_late): the call runs, and *code is what its end
+ * returns instead of its own result; 0 otherwise. */
 int sim_begin(sim_call *c, sim_api api, const char *func, int *code);
 /* Record the result in the log, unlock, return code. */
 int sim_end(sim_call *c, int code);

@@ -59,9 +59,12 @@ int simcuda_set(const char *line);
  * for that function when code is 0. With SIMCUDA_FROM every later call
  * fails too. A failed call has no other effect than its result (a runtime
  * error also becomes the thread's last error; a sticky error code poisons
- * the current context). 0 or -1. */
+ * the current context). With SIMCUDA_LATE the call runs as it would,
+ * writing its outputs, and then returns the failure (never sticky): the
+ * outputs of a failed call, which a caller must not trust. 0 or -1. */
 #define SIMCUDA_ONCE 0u
 #define SIMCUDA_FROM 1u
+#define SIMCUDA_LATE 2u
 int simcuda_fail(const char *func, unsigned long nth, int code, unsigned flags);
 /* The nth successful enqueue of `func` ("cublasGemmEx", "cudaMemcpyAsync"
  * or "cudaMemsetAsync") returns success, and its work raises the sticky
