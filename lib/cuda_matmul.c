@@ -45,8 +45,8 @@ typedef struct gp_blas_dev {
     cudaStream_t stream;
     cublasHandle_t handle;
     int version;             /* cublasGetVersion: major*10000+minor*100+patch */
-    cudaEvent_t *events;
-    size_t nevents;
+    cudaEvent_t events[2];   /* before and after what is timed */
+    size_t nevents;          /* how many of them exist */
 } gp_blas_dev;
 
 struct gp_cuda_blas {
@@ -54,19 +54,15 @@ struct gp_cuda_blas {
     size_t ndev;
 };
 
-static void dev_release(const gp_cuda *cu, gp_blas_dev *d)
+/* Destroy what exists of d (which is then dropped). */
+static void dev_release(const gp_cuda *cu, const gp_blas_dev *d)
 {
     for (size_t i = 0; i < d->nevents; i++)
         cu->rt.EventDestroy(d->events[i]);
-    free(d->events);
-    d->events = NULL;
-    d->nevents = 0;
     if (d->handle)
         cu->blas.Destroy(d->handle);
-    d->handle = NULL;
     if (d->stream)
         cu->rt.StreamDestroy(d->stream);
-    d->stream = NULL;
 }
 
 void gp_cuda_blas_release(gpuprobe_context *ctx)
@@ -74,18 +70,16 @@ void gp_cuda_blas_release(gpuprobe_context *ctx)
     if (!ctx || !ctx->blas)
         return;
     struct gp_cuda_blas *b = ctx->blas;
-    const gp_cuda *cu = ctx->cuda;
-    if (cu && b->ndev) {
-        for (size_t i = 0; i < b->ndev; i++) {
-            /* Handles and streams belong to their device's context: make
-             * it current (pushed) while they are destroyed. */
-            size_t di = (size_t)b->dev[i].cuda_index + 1;
-            int pushed = di < ctx->ndevices &&
-                         gp_cuda_enter(ctx, &ctx->devices[di]) == GPUPROBE_OK;
-            dev_release(cu, &b->dev[i]); /* best effort even if not pushed */
-            if (pushed)
-                (void)gp_cuda_leave(ctx, &ctx->devices[di]);
-        }
+    const gp_cuda *cu = ctx->cuda; /* there: a device's state exists only after a GPU matmul */
+    for (size_t i = 0; i < b->ndev; i++) {
+        /* Handles and streams belong to their device's context: make it
+         * current (pushed) while they are destroyed. */
+        size_t di = (size_t)b->dev[i].cuda_index + 1;
+        int pushed = di < ctx->ndevices &&
+                     gp_cuda_enter(ctx, &ctx->devices[di]) == GPUPROBE_OK;
+        dev_release(cu, &b->dev[i]); /* best effort even if not pushed */
+        if (pushed)
+            (void)gp_cuda_leave(ctx, &ctx->devices[di]);
     }
     free(b->dev);
     free(b);
@@ -143,13 +137,11 @@ static gpuprobe_status get_dev(gpuprobe_context *ctx, int cuda_index,
     memset(&d, 0, sizeof d);
     d.cuda_index = cuda_index;
     cudaError_t e = cu->rt.StreamCreateWithFlags(&d.stream, cudaStreamNonBlocking);
-    if (e != cudaSuccess) {
-        d.stream = NULL;
+    if (e != cudaSuccess)
         return rt_fail(ctx, "cudaStreamCreateWithFlags", e);
-    }
     cublasStatus_t s = cu->blas.Create(&d.handle);
     if (s != CUBLAS_STATUS_SUCCESS) {
-        d.handle = NULL;
+        d.handle = NULL; /* not created, whatever the call wrote */
         dev_release(cu, &d);
         return blas_fail(ctx, "cublasCreate", s);
     }
@@ -161,6 +153,13 @@ static gpuprobe_status get_dev(gpuprobe_context *ctx, int cuda_index,
         dev_release(cu, &d);
         return blas_fail(ctx, "cublasSetStream/cublasGetVersion", s);
     }
+    for (; d.nevents < sizeof d.events / sizeof d.events[0]; d.nevents++) {
+        e = cu->rt.EventCreate(&d.events[d.nevents]);
+        if (e != cudaSuccess) {
+            dev_release(cu, &d);
+            return rt_fail(ctx, "cudaEventCreate", e);
+        }
+    }
     gp_blas_dev *grown = realloc(b->dev, (b->ndev + 1) * sizeof *grown);
     if (!grown) {
         dev_release(cu, &d);
@@ -170,27 +169,6 @@ static gpuprobe_status get_dev(gpuprobe_context *ctx, int cuda_index,
     b->dev = grown;
     b->dev[b->ndev] = d;
     *out = &b->dev[b->ndev++];
-    return GPUPROBE_OK;
-}
-
-/* Make sure the device's event pool holds at least `count` events. */
-static gpuprobe_status need_events(gpuprobe_context *ctx, gp_blas_dev *d,
-                                   size_t count)
-{
-    if (d->nevents >= count)
-        return GPUPROBE_OK;
-    const gp_cuda *cu = ctx->cuda;
-    cudaEvent_t *grown = realloc(d->events, count * sizeof *grown);
-    if (!grown)
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "allocating %zu CUDA events", count);
-    d->events = grown;
-    while (d->nevents < count) {
-        cudaError_t e = cu->rt.EventCreate(&d->events[d->nevents]);
-        if (e != cudaSuccess)
-            return rt_fail(ctx, "cudaEventCreate", e);
-        d->nevents++;
-    }
     return GPUPROBE_OK;
 }
 
@@ -232,7 +210,7 @@ typedef struct bufs {
     void *dA, *dB, *dC; /* device */
 } bufs;
 
-static void release_buffers(const gp_cuda *cu, bufs *b)
+static void release_buffers(const gp_cuda *cu, const bufs *b)
 {
     if (b->dA) cu->rt.Free(b->dA);
     if (b->dB) cu->rt.Free(b->dB);
@@ -240,7 +218,6 @@ static void release_buffers(const gp_cuda *cu, bufs *b)
     if (b->hA) cu->rt.FreeHost(b->hA);
     if (b->hB) cu->rt.FreeHost(b->hB);
     if (b->hC) cu->rt.FreeHost(b->hC);
-    memset(b, 0, sizeof *b);
 }
 
 static void describe(gp_mm_job *job, const gp_blas_dev *d, const gemm_call *g)
@@ -264,46 +241,39 @@ static void describe(gp_mm_job *job, const gp_blas_dev *d, const gemm_call *g)
                 emu ? "; CUBLAS_EMULATE_SINGLE_PRECISION=" : "", qe);
 }
 
-/* The cublasGemmEx types of a dtype (the table at the top). */
-static gpuprobe_status gemm_types(gpuprobe_context *ctx, gpuprobe_dtype dt, gemm_call *g,
-                                  gp_elem *ein)
+/* The cublasGemmEx types of each dtype (the table at the top); C is
+ * CUDA_R_32F in all. */
+static const struct gemm_type {
+    gpuprobe_dtype dtype;
+    cudaDataType ab_type;
+    const char *ab_name;
+    cublasComputeType_t compute;
+    const char *compute_name;
+    gp_elem ein;
+} gemm_types_table[] = {
+    {GPUPROBE_DTYPE_FP32, CUDA_R_32F, "CUDA_R_32F", CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F",
+     GP_ELEM_F32},
+    {GPUPROBE_DTYPE_TF32, CUDA_R_32F, "CUDA_R_32F", CUBLAS_COMPUTE_32F_FAST_TF32,
+     "CUBLAS_COMPUTE_32F_FAST_TF32", GP_ELEM_F32},
+    {GPUPROBE_DTYPE_FP16, CUDA_R_16F, "CUDA_R_16F", CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F",
+     GP_ELEM_F16},
+    {GPUPROBE_DTYPE_BF16, CUDA_R_16BF, "CUDA_R_16BF", CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F",
+     GP_ELEM_BF16},
+};
+
+/* The row of a dtype, or NULL when CUDA devices do not do it. */
+static const struct gemm_type *gemm_type(gpuprobe_dtype dt)
 {
-    g->c_type = CUDA_R_32F;
-    g->c_name = "CUDA_R_32F";
-    g->compute = CUBLAS_COMPUTE_32F;
-    g->compute_name = "CUBLAS_COMPUTE_32F";
-    g->ab_type = CUDA_R_32F;
-    g->ab_name = "CUDA_R_32F";
-    *ein = GP_ELEM_F32;
-    switch (dt) {
-    case GPUPROBE_DTYPE_FP32:
-        return GPUPROBE_OK;
-    case GPUPROBE_DTYPE_TF32:
-        g->compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-        g->compute_name = "CUBLAS_COMPUTE_32F_FAST_TF32";
-        return GPUPROBE_OK;
-    case GPUPROBE_DTYPE_FP16:
-        g->ab_type = CUDA_R_16F;
-        g->ab_name = "CUDA_R_16F";
-        *ein = GP_ELEM_F16;
-        return GPUPROBE_OK;
-    case GPUPROBE_DTYPE_BF16:
-        g->ab_type = CUDA_R_16BF;
-        g->ab_name = "CUDA_R_16BF";
-        *ein = GP_ELEM_BF16;
-        return GPUPROBE_OK;
-    default:
-        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in %s is not done on CUDA devices",
-                       gpuprobe_dtype_name(dt));
-    }
+    for (size_t i = 0; i < sizeof gemm_types_table / sizeof gemm_types_table[0]; i++)
+        if (gemm_types_table[i].dtype == dt)
+            return &gemm_types_table[i];
+    return NULL;
 }
 
 /* Is CUDA there, with cuBLAS? Loads cuBLAS at the first GPU matmul. */
 static gpuprobe_status cuda_ready(gpuprobe_context *ctx, const gp_device *dev)
 {
-    gpuprobe_status st = gp_cuda_load(ctx);
-    if (st != GPUPROBE_OK)
-        return st;
+    /* A CUDA device in the table: gp_cuda_load() has decided already. */
     if (ctx->fake)
         return gp_fail(ctx, GPUPROBE_ERR_CUDA_UNAVAILABLE,
                        "%s (%s) is a simulated CUDA device (test seam); a "
@@ -393,8 +363,7 @@ static gpuprobe_status set_up(gpuprobe_context *ctx, gp_mm_job *job, cuda_run *r
     CK_BLAS("cublasSetMathMode", cu->blas.SetMathMode(r->d->handle, CUBLAS_DEFAULT_MATH));
     describe(job, r->d, &r->g);
     job->threads = 0;
-    st = need_events(ctx, r->d, 2);
-    return st != GPUPROBE_OK ? st : allocate(ctx, job, r);
+    return allocate(ctx, job, r);
 }
 
 static gpuprobe_status cuda_release(gpuprobe_context *ctx, void *state, gpuprobe_status st);
@@ -403,6 +372,10 @@ static gpuprobe_status cuda_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm
                                     void **state)
 {
     const gp_device *dev = job->dev;
+    const struct gemm_type *t = gemm_type(job->dtype);
+    if (!t)
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in %s is not done on CUDA devices",
+                       gpuprobe_dtype_name(job->dtype));
     gpuprobe_status st = cuda_ready(ctx, dev);
     if (st != GPUPROBE_OK)
         return st;
@@ -410,18 +383,12 @@ static gpuprobe_status cuda_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm
     if (!r)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");
     r->dev = dev;
-    r->g.m = (int)job->m;
-    r->g.n = (int)job->n;
-    r->g.k = (int)job->k;
-    gp_elem ein = GP_ELEM_F32;
-    st = gemm_types(ctx, job->dtype, &r->g, &ein);
+    r->g = (gemm_call){t->ab_type, CUDA_R_32F, t->compute, t->ab_name, "CUDA_R_32F",
+                       t->compute_name, (int)job->m, (int)job->n, (int)job->k, NULL, NULL, NULL};
+    gp_elem ein = t->ein;
     r->ba = job->a_bytes;
     r->bb = job->b_bytes;
     r->bc = job->c_bytes; /* fp32 */
-    if (st != GPUPROBE_OK) {
-        free(r);
-        return st;
-    }
     /* The device's primary context, pushed until release(): the thread's
      * current context and device are left as they were, and no other
      * device gets a context. */
@@ -438,18 +405,23 @@ static gpuprobe_status cuda_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm
     return GPUPROBE_OK;
 }
 
-/* Two copies between the events, on the backend's stream; their time. */
-static gpuprobe_status copy(gpuprobe_context *ctx, const cuda_run *r, void *dst1,
-                            const void *src1, size_t n1, void *dst2, const void *src2,
-                            size_t n2, enum cudaMemcpyKind kind, double *seconds)
+/* One copy of a transfer. */
+typedef struct xfer {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} xfer;
+
+/* The copies between the events, on the backend's stream; their time. */
+static gpuprobe_status copy(gpuprobe_context *ctx, const cuda_run *r, const xfer *x,
+                            size_t n, enum cudaMemcpyKind kind, double *seconds)
 {
     const gp_cuda *cu = ctx->cuda;
-    cudaEvent_t *ev = r->d->events;
+    const cudaEvent_t *ev = r->d->events;
     cudaStream_t s = r->d->stream;
     CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[0], s));
-    CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(dst1, src1, n1, kind, s));
-    if (dst2)
-        CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(dst2, src2, n2, kind, s));
+    for (size_t i = 0; i < n; i++)
+        CK_RT("cudaMemcpyAsync", cu->rt.MemcpyAsync(x[i].dst, x[i].src, x[i].bytes, kind, s));
     CK_RT("cudaEventRecord", cu->rt.EventRecord(ev[1], s));
     CK_RT("cudaEventSynchronize", cu->rt.EventSynchronize(ev[1]));
     return elapsed(ctx, ev[0], ev[1], seconds);
@@ -458,15 +430,15 @@ static gpuprobe_status copy(gpuprobe_context *ctx, const cuda_run *r, void *dst1
 static gpuprobe_status cuda_upload(gpuprobe_context *ctx, void *state, double *seconds)
 {
     const cuda_run *r = state;
-    return copy(ctx, r, r->b.dA, r->b.hA, r->ba, r->b.dB, r->b.hB, r->bb,
-                cudaMemcpyHostToDevice, seconds);
+    const xfer ab[] = {{r->b.dA, r->b.hA, r->ba}, {r->b.dB, r->b.hB, r->bb}};
+    return copy(ctx, r, ab, sizeof ab / sizeof ab[0], cudaMemcpyHostToDevice, seconds);
 }
 
 static gpuprobe_status cuda_download(gpuprobe_context *ctx, void *state, double *seconds)
 {
     const cuda_run *r = state;
-    return copy(ctx, r, r->b.hC, r->b.dC, r->bc, NULL, NULL, 0, cudaMemcpyDeviceToHost,
-                seconds);
+    const xfer c = {r->b.hC, r->b.dC, r->bc};
+    return copy(ctx, r, &c, 1, cudaMemcpyDeviceToHost, seconds);
 }
 
 /* reps gemms enqueued back to back between two events, so no host launch

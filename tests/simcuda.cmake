@@ -145,6 +145,8 @@ add_test(NAME scenario.causes_failed_init COMMAND scenario_causes failed-init)
 simcuda_test_env(scenario.causes_failed_init)
 add_test(NAME scenario.causes_runtime12_only COMMAND scenario_causes runtime12-only)
 simcuda_test_env(scenario.causes_runtime12_only)
+add_test(NAME scenario.causes_cublas_closed COMMAND scenario_causes cublas-closed)
+simcuda_test_env(scenario.causes_cublas_closed)
 
 # A GPU matmul's host allocations failing one at a time (tests/fault/):
 # each is out of memory, and nothing of the run leaks.

@@ -624,6 +624,25 @@ static void context_held(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* NVML is reached through the loaded CUDA state; without one, why not. */
+static void nvml_without_cuda(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    const char *why = NULL;
+    assert_null(gp_cuda_nvml(ctx, &why));
+    assert_non_null(why);
+    assert_string_equal(why, "CUDA is not loaded");
+    assert_null(gp_cuda_nvml(ctx, NULL));
+    gpuprobe_context_destroy(ctx);
+    ctx = scripted(); /* loaded, with NVML usable */
+    why = NULL;
+    assert_ptr_equal(gp_cuda_nvml(ctx, &why), &ctx->cuda->nvml);
+    assert_null(why);
+    gpuprobe_context_destroy(ctx);
+}
+
 int main(void)
 {
     /* The library under test never reads the environment's CUDA here;
@@ -643,6 +662,7 @@ int main(void)
         cmocka_unit_test(context_memory_failures),
         cmocka_unit_test(device_count),
         cmocka_unit_test(context_held),
+        cmocka_unit_test(nvml_without_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -581,8 +581,37 @@ static void too_new_runtime_closed(void **state)
     assert_false(loaded("libcudart.so.13"));
 }
 
+/* cuBLAS loaded for a matmul whose cublasCreate failed holds no state:
+ * gpuprobe_context_destroy() closes it. A later matmul loads it again,
+ * and once a handle exists it stays. */
+static void uncreated_cublas_closed(void **state)
+{
+    (void)state;
+    assert_false(loaded("libcublas.so.13"));
+    fleet("fail = cublasCreate_v2:1=CUBLAS_STATUS_NOT_INITIALIZED\n" H200);
+    make_root(1, 1);
+    gpuprobe_context *ctx = probe();
+    gpuprobe_matmul_options *o = mm_options(8, 8, 8, GPUPROBE_DTYPE_FP32);
+    gpuprobe_matmul_result *r = NULL;
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_ERR_CUDA);
+    assert_contains(gpuprobe_last_error(ctx), "cublasCreate failed: CUBLAS_STATUS_NOT_INITIALIZED");
+    assert_true(loaded("libcublas.so.13"));
+    gpuprobe_context_destroy(ctx);
+    assert_false(loaded("libcublas.so.13"));
+    ctx = probe();
+    EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_context_destroy(ctx);
+    assert_true(loaded("libcublas.so.13"));
+    gpuprobe_matmul_options_destroy(o);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "cublas-closed") == 0) {
+        const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(uncreated_cublas_closed, teardown)};
+        return cmocka_run_group_tests(tests, NULL, NULL);
+    }
     if (argc > 1 && strcmp(argv[1], "failed-init") == 0) {
         const struct CMUnitTest tests[] = {cmocka_unit_test_teardown(failed_init_keeps_driver, teardown)};
         return cmocka_run_group_tests(tests, NULL, NULL);

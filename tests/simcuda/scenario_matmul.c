@@ -394,6 +394,8 @@ static void refusals(void **state)
     assert_null(run(ctx, 1, 4096, 4096, 4096, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY));
     assert_contains(gpuprobe_last_error(ctx), "free of");
     assert_contains(gpuprobe_last_error(ctx), "plus 64 MiB for cuBLAS"); /* the headroom */
+    /* 3 x 4096^2 x 4 bytes, in bytes and MiB */
+    assert_contains(gpuprobe_last_error(ctx), "needs 201326592 bytes (192.0 MiB) of device memory");
     assert_run_left_nothing(0);
     assert_null(run(ctx, 2, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_UNSUPPORTED));
     assert_contains(gpuprobe_last_error(ctx), "CUBLAS_STATUS_ARCH_MISMATCH");
@@ -563,11 +565,28 @@ static void two_gpus_released(void **state)
         assert_int_equal(us.events, 2);
         assert_int_equal(us.context_refs, 2); /* the library's one and the runtime's */
     }
+    simcuda_log_clear();
     gpuprobe_context_destroy(ctx);
     for (int unit = 0; unit < 2; unit++) {
         simcuda_unit_state us = unit_state(unit);
         assert_int_equal(us.blas_handles + us.streams + us.events + us.allocations, 0);
     }
+    /* Each handle, stream and event destroyed with its own device's
+     * context current. */
+    size_t destroyed = 0;
+    for (size_t i = 0; i < simcuda_log_size(); i++) {
+        simcuda_call e;
+        assert_int_equal(simcuda_log_entry(i, &e), 0);
+        if (strcmp(e.func, "cublasDestroy_v2") != 0 && strcmp(e.func, "cudaStreamDestroy") != 0 &&
+            strcmp(e.func, "cudaEventDestroy") != 0)
+            continue;
+        destroyed++;
+        /* the first device used is GPU 0, destroyed first */
+        int want = destroyed <= 4 ? 0 : 1;
+        if (e.gpu != want)
+            fail_msg("%s (#%zu) ran in GPU %d's context, want %d", e.func, destroyed, e.gpu, want);
+    }
+    assert_int_equal(destroyed, 8); /* per GPU: 2 events, a handle, a stream */
 }
 
 /* What a result says of the computation: the cuBLAS version that
@@ -593,6 +612,9 @@ static void described(void **state)
         {"0", NULL, "CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=0"},
         {"0", "123456789",
          "CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=0; CUBLAS_EMULATE_SINGLE_PRECISION=12345678..."},
+        {"123456789", "12345678",
+         "CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=12345678...; CUBLAS_EMULATE_SINGLE_PRECISION=12345678"},
+        {"12345678", NULL, "CUBLAS_DEFAULT_MATH; NVIDIA_TF32_OVERRIDE=12345678"},
     };
     for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
         char text[128];
