@@ -73,13 +73,13 @@ static gpuprobe_status cpu_needs(gpuprobe_context *ctx, const gp_mm_job *job,
     gp_snprintf(out->memory_text, sizeof out->memory_text,
                 "OpenBLAS's packed panels up to %llu bytes",
                 (unsigned long long)cost.memory);
-    int len = snprintf(out->space_text, sizeof out->space_text,
-                       "OpenBLAS %llu bytes: the calling thread's buffer",
-                       (unsigned long long)cost.address_space);
-    if (cost.new_threads > 0 && len > 0 && (size_t)len < sizeof out->space_text)
-        gp_snprintf(out->space_text + len, sizeof out->space_text - (size_t)len,
-                    " and the buffers and stacks of %d new pool thread%s",
-                    cost.new_threads, cost.new_threads == 1 ? "" : "s");
+    gp_snprintf(out->space_text, sizeof out->space_text,
+                "OpenBLAS %llu bytes: the calling thread's buffer",
+                (unsigned long long)cost.address_space);
+    if (cost.new_threads > 0)
+        gp_appendf(out->space_text, sizeof out->space_text,
+                   " and the buffers and stacks of %d new pool thread%s", cost.new_threads,
+                   cost.new_threads == 1 ? "" : "s");
     return GPUPROBE_OK;
 }
 
@@ -113,11 +113,11 @@ static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
     cpu_run *r = calloc(1, sizeof *r);
     if (!r)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");
-    /* 64-byte alignment: whole cache lines, as any AVX-512 load wants. */
-    if (posix_memalign(&r->a, 64, ba) != 0) r->a = NULL;
-    if (r->a && posix_memalign(&r->b, 64, bb) != 0) r->b = NULL;
-    if (r->b && posix_memalign(&r->c, 64, bc) != 0) r->c = NULL;
-    if (!r->a || !r->b || !r->c) {
+    /* 64-byte alignment: whole cache lines, as any AVX-512 load wants. A
+     * failed posix_memalign leaves its pointer as it was (POSIX), NULL
+     * here (r is calloc'ed); the first failure ends the allocation. */
+    if (posix_memalign(&r->a, 64, ba) != 0 || posix_memalign(&r->b, 64, bb) != 0 ||
+        posix_memalign(&r->c, 64, bc) != 0) {
         cpu_free(r);
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
                        "allocating A, B and C (%zu + %zu + %zu bytes)", ba, bb, bc);
@@ -137,7 +137,7 @@ static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
         ob->set_num_threads((int)job->cpu_threads);
     job->threads = ob->get_num_threads();
     gp_openblas_name(ob, job->backend, sizeof job->backend);
-    job->math_mode[0] = '\0';
+    /* math_mode stays "": the job is zeroed before prepare (matmul.c) */
     gp_strlcpy(job->compute_type, dp ? "cblas_dgemm" : "cblas_sgemm",
                sizeof job->compute_type);
     *state = r;
