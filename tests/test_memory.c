@@ -827,6 +827,50 @@ static void test_limits_without_proc_status(void **state)
     sr_rm_tree(root);
 }
 
+/* The room under the tightest limit of each kind: none, one, the tighter
+ * of two (a tie keeps the first), a limit already exceeded (no room). */
+static void test_host_room(void **state)
+{
+    (void)state;
+    gp_host_memory h = {1000, 600, UINT64_MAX, 0, UINT64_MAX, 0, UINT64_MAX, 0};
+    gp_room r;
+    memset(&r, 0x5a, sizeof r);
+    gp_host_room(&h, 1, &r);
+    assert_int_equal(r.bytes, UINT64_MAX);
+    assert_null(r.name);
+    assert_int_equal(r.limit, 0);
+    assert_int_equal(r.used, 0);
+    memset(&r, 0x5a, sizeof r);
+    gp_host_room(&h, 0, &r);
+    assert_int_equal(r.bytes, 600);
+    assert_string_equal(r.name, "MemAvailable");
+    assert_int_equal(r.limit, 1000);
+    assert_int_equal(r.used, 400);
+    h.cgroup_limit = 900;
+    h.cgroup_usage = 300; /* 600 left: a tie, MemAvailable kept */
+    gp_host_room(&h, 0, &r);
+    assert_string_equal(r.name, "MemAvailable");
+    h.cgroup_usage = 301;
+    gp_host_room(&h, 0, &r);
+    assert_int_equal(r.bytes, 599);
+    assert_string_equal(r.name, "the cgroup memory limit");
+    assert_int_equal(r.limit, 900);
+    assert_int_equal(r.used, 301);
+    h.as_limit = 5000;
+    h.as_used = 4000;
+    h.data_limit = 3000;
+    h.data_used = 3500; /* over its limit: no room */
+    gp_host_room(&h, 1, &r);
+    assert_int_equal(r.bytes, 0);
+    assert_string_equal(r.name, "RLIMIT_DATA");
+    assert_int_equal(r.limit, 3000);
+    assert_int_equal(r.used, 3500);
+    h.data_limit = UINT64_MAX;
+    gp_host_room(&h, 1, &r);
+    assert_int_equal(r.bytes, 1000);
+    assert_string_equal(r.name, "RLIMIT_AS");
+}
+
 static void test_read_file(void **state)
 {
     (void)state;
@@ -845,6 +889,16 @@ static void test_read_file(void **state)
     char big[64];
     assert_int_equal(gp_read_file(root, "/f", big, sizeof big), 0);
     assert_string_equal(big, "hello world");
+    /* An errno left by an earlier call (EINTR) does not make a read that
+     * succeeded look interrupted. */
+    errno = EINTR;
+    assert_int_equal(gp_read_file(root, "/f", big, sizeof big), 0);
+    assert_string_equal(big, "hello world");
+    char *got = NULL;
+    errno = EINTR;
+    assert_int_equal(gp_read_text(root, "/f", 64, &got), 0);
+    assert_string_equal(got, "hello world");
+    free(got);
     assert_int_equal(gp_read_file(root, "/missing", big, sizeof big), -1);
     assert_string_equal(big, "");
     assert_int_equal(gp_read_file(root, "/f", big, 0), -1);
@@ -1185,6 +1239,7 @@ int main(void)
         cmocka_unit_test(test_parse_proc_cgroup),
         cmocka_unit_test(test_parsers_random_input),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_host_room),
         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_parse_empty_input),
         cmocka_unit_test(test_fits_names_limit),

@@ -546,6 +546,23 @@ static void growth_capped_on_a_gpu(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A warm-up call of 8 ms or more (four samples' worth) needs no
+ * calibration: one call a sample. On a board of 1 GFLOP/s a 165^3 fp32
+ * call costs 5 us + 8.98425 ms: 1 warm-up + 2 runs of 1 = 3 calls; a
+ * 152^3 call (5 us + 7.023616 ms) is calibrated first (one call, already
+ * longer than a sample): 4 calls. */
+static void slow_call_not_calibrated(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = H200\ntflops = 0.001\n");
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_result_destroy(
+        auto_batch_run(ctx, 165, 165, 165, 1, 3, 5e-6 + 2.0 * 165 * 165 * 165 / 1e9));
+    gpuprobe_matmul_result_destroy(
+        auto_batch_run(ctx, 152, 152, 152, 1, 4, 5e-6 + 2.0 * 152 * 152 * 152 / 1e9));
+    gpuprobe_context_destroy(ctx);
+}
+
 /* One context that ran on two GPUs gives back each one's cuBLAS handle,
  * stream and events when it is destroyed (each inside its own device's
  * context), and no memory of its own stays allocated on either. */
@@ -744,6 +761,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(autorange_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(growth_and_peak_on_a_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(growth_capped_on_a_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(slow_call_not_calibrated, setup, teardown),
         cmocka_unit_test_setup_teardown(two_gpus_released, setup, teardown),
         cmocka_unit_test_setup_teardown(four_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(described, setup, teardown),
