@@ -29,11 +29,10 @@
 
 /* The majors libcudart.so.N is tried with, newest first. */
 static const int known_majors[] = {13, 12, 11};
-#define GP_NMAJORS (1 + sizeof known_majors / sizeof known_majors[0])
 
 /* Majors of libcudart.so.N to try: the build's own first, then the others
- * newest first; how many (at most GP_NMAJORS). */
-static size_t runtime_majors(int out[GP_NMAJORS])
+ * newest first; how many (at most one more than known_majors has). */
+static size_t runtime_majors(int *out)
 {
     size_t n = 0;
     int own = CUDART_VERSION / 1000;
@@ -617,7 +616,9 @@ static void count_devices(gpuprobe_context *ctx, gp_cuda *c)
 /* Why CUDA is or is not usable: the steps in order, until one decides. */
 static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
 {
-    int majors[GP_NMAJORS];
+    int majors[4];
+    _Static_assert(sizeof majors / sizeof majors[0] >= 1 + sizeof known_majors / sizeof known_majors[0],
+                   "room for the build's own major and every known one");
     size_t nm = runtime_majors(majors);
     step s = check_libdir(ctx);
     if (s == STEP_ON)

@@ -217,6 +217,12 @@ static const cause_case cases[] = {
     {"three GPUs counted by the kernel driver (no NVML)",
      "nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" TWO, "", NULL, 1, 3,
      GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 3 GPU(s)"},
+    /* GPUPROBE_CUDA_LIBDIR in the message: quoted whole up to 128 bytes. */
+    {"a libdir of 128 bytes", H200, NULL, "/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx", 1, 1,
+     GPUPROBE_CUDA_NO_RUNTIME,
+     "GPUPROBE_CUDA_LIBDIR=\"/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx\": tried"},
+    {"a libdir of 129 bytes", H200, NULL, "/" X128, 1, 1, GPUPROBE_CUDA_NO_RUNTIME,
+     "GPUPROBE_CUDA_LIBDIR=\"/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx...\": tried"},
     /* The driver's version: only a successful answer above 0 is taken. */
     {"the driver's version query fails", "fail_late = cuDriverGetVersion:1\n" H200, NULL, NULL, 1,
      1, GPUPROBE_CUDA_AVAILABLE, "driver supports CUDA unknown, runtime 13.0"},

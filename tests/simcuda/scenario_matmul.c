@@ -400,6 +400,12 @@ static void refusals(void **state)
     assert_null(run(ctx, 2, 16, 8, 4, GPUPROBE_DTYPE_FP32, GPUPROBE_ERR_UNSUPPORTED));
     assert_contains(gpuprobe_last_error(ctx), "CUBLAS_STATUS_ARCH_MISMATCH");
     assert_run_left_nothing(1);
+    /* fp64 is the CPU's: refused before anything is made on the GPU. */
+    simcuda_log_clear();
+    assert_null(run(ctx, 1, 16, 8, 4, GPUPROBE_DTYPE_FP64, GPUPROBE_ERR_UNSUPPORTED));
+    assert_contains(gpuprobe_last_error(ctx),
+                    "matmul in fp64 is done on the CPU only; CUDA devices do fp32, tf32, fp16 and bf16");
+    assert_int_equal(simcuda_log_count("cudaMalloc", SIMCUDA_ANY), 0);
     gpuprobe_context_destroy(ctx);
 }
 
