@@ -628,13 +628,11 @@ static void job_from_options(const gpuprobe_matmul_options *opts, size_t device,
      * others, and the defaults are in them. */
 }
 
-/* GPUPROBE_ERR_VERIFY_FAILED with the worst sample, for a failed check. */
+/* GPUPROBE_ERR_VERIFY_FAILED with the worst sample, for a failed check
+ * (one fails only on an entry it checked: worst_i and worst_j are set). */
 static gpuprobe_status verify_failed(gpuprobe_context *ctx, const gp_mm_job *job)
 {
     const char *dt = gpuprobe_dtype_name(job->dtype), *spec = job->dev->spec;
-    if (job->worst_i < 0)
-        return gp_fail(ctx, GPUPROBE_ERR_VERIFY_FAILED, "matmul %s on %s failed verification",
-                       dt, spec);
     return gp_fail(ctx, GPUPROBE_ERR_VERIFY_FAILED,
                    "matmul %s on %s failed verification: C[%lld][%lld] = "
                    "%.9g, reference %.9g, scaled error %.3g %s tolerance "

@@ -157,6 +157,26 @@ static void test_no_gpu(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* CUDA said available but lists no device (the seam can say so): CUDA
+ * is not usable, for want of a device, and the reason says that rather
+ * than the "available" of the cause. */
+static const gp_fake_cuda available_none = {GPUPROBE_CUDA_AVAILABLE, "", 0, NULL};
+
+static void test_available_without_devices(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx(&available_none);
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
+    char want[256];
+    snprintf(want, sizeof want, "auto: CUDA not usable (%s); using cpu",
+             gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DEVICE));
+    assert_string_equal(why, want);
+    const char *msg = expect_fail(ctx, "cuda", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_contains(msg, gpuprobe_cuda_cause_string(GPUPROBE_CUDA_NO_DEVICE));
+    gpuprobe_context_destroy(ctx);
+}
+
 static void test_one_gpu(void **state)
 {
     (void)state;
@@ -1132,6 +1152,7 @@ int main(void)
     unsetenv("GPUPROBE_CUDA_LIBDIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_gpu),
+        cmocka_unit_test(test_available_without_devices),
         cmocka_unit_test(test_one_gpu),
         cmocka_unit_test(test_two_gpus_most_free),
         cmocka_unit_test(test_tie_lowest_ordinal),

@@ -601,11 +601,14 @@ static void read_grows(size_t len, size_t max, int rc, const size_t *want)
     n_grown = 0;
     recording = 1;
     char *text = NULL;
+    long live = n_live;
     int r = gp_read_text(cgroup_root, "/grow", max, &text);
     recording = 0;
     assert_int_equal(r, rc);
     if (r == 0)
         assert_string_equal(text, body);
+    else if (n_live != live) /* a file over the bound: its buffer freed */
+        fail_msg("file of %zu bytes, bound %zu: %ld block(s) left", len, max, n_live - live);
     free(text);
     __real_free(body);
     int n = 0;

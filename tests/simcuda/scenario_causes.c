@@ -217,6 +217,20 @@ static const cause_case cases[] = {
     {"three GPUs counted by the kernel driver (no NVML)",
      "nvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" TWO, "", NULL, 1, 3,
      GPUPROBE_CUDA_DEVICES_HIDDEN, "hides all 3 GPU(s)"},
+    {"a runtime error name of 48 bytes",
+     "error_name = " X16 X16 X16 "\nfail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200,
+     NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cudaGetDeviceCount failed with " X16 X16 X16 " ("},
+    {"a long runtime error name",
+     "error_name = " X16 X16 X16 "y\nfail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200,
+     NULL, NULL, 1, 1, GPUPROBE_CUDA_OTHER, "cudaGetDeviceCount failed with " X16 X16 X16 "... ("},
+    /* A relative GPUPROBE_CUDA_LIBDIR is refused, quoted whole up to 96
+     * bytes. */
+    {"a relative libdir of 96 bytes", H200, NULL, X16 X16 X16 X16 X16 X16, 1, 1,
+     GPUPROBE_CUDA_OTHER,
+     "GPUPROBE_CUDA_LIBDIR=\"" X16 X16 X16 X16 X16 X16 "\" is not an absolute path"},
+    {"a relative libdir of 97 bytes", H200, NULL, X16 X16 X16 X16 X16 X16 "y", 1, 1,
+     GPUPROBE_CUDA_OTHER,
+     "GPUPROBE_CUDA_LIBDIR=\"" X16 X16 X16 X16 X16 X16 "...\" is not an absolute path"},
     /* GPUPROBE_CUDA_LIBDIR in the message: quoted whole up to 128 bytes. */
     {"a libdir of 128 bytes", H200, NULL, "/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx", 1, 1,
      GPUPROBE_CUDA_NO_RUNTIME,
