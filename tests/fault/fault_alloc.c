@@ -637,6 +637,32 @@ static void read_text_growth(void **state)
     read_grows(9000, 9000, 0, (const size_t[]){4097, 8193, 9001, 0});
 }
 
+/* The objects made without a context (a model, options): out of memory is
+ * said by the status alone, and *out is NULL. */
+static void objects_out_of_memory(void **state)
+{
+    (void)state;
+    gpuprobe_model *m = (gpuprobe_model *)&m;
+    arm(1);
+    gpuprobe_status st = gpuprobe_model_create(&m);
+    disarm();
+    assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(m);
+    assert_int_equal(n_failed, 1);
+    gpuprobe_matmul_options *o = (gpuprobe_matmul_options *)&o;
+    arm(1);
+    st = gpuprobe_matmul_options_create(&o);
+    disarm();
+    assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(o);
+    gpuprobe_plan_options *p = (gpuprobe_plan_options *)&p;
+    arm(1);
+    st = gpuprobe_plan_options_create(&p);
+    disarm();
+    assert_int_equal(st, GPUPROBE_ERR_OUT_OF_MEMORY);
+    assert_null(p);
+}
+
 /* ---- loading OpenBLAS when host memory runs out ---- */
 
 /* OpenBLAS is never already in the process: each load is checked. */
@@ -757,6 +783,7 @@ int main(int argc, char **argv)
     }
     int rc = _cmocka_run_group_tests("fault_alloc", tests, N_SCEN, NULL, NULL);
     const struct CMUnitTest reads[] = {cmocka_unit_test(read_text_growth),
+                                       cmocka_unit_test(objects_out_of_memory),
                                        cmocka_unit_test(openblas_load_out_of_memory)};
     rc |= cmocka_run_group_tests_name("fault_alloc_reads", reads, NULL, NULL);
     const struct CMUnitTest messages[] = {

@@ -240,6 +240,8 @@ static const cause_case cases[] = {
     /* The driver's version: only a successful answer above 0 is taken. */
     {"the driver's version query fails", "fail_late = cuDriverGetVersion:1\n" H200, NULL, NULL, 1,
      1, GPUPROBE_CUDA_AVAILABLE, "driver supports CUDA unknown, runtime 13.0"},
+    {"the runtime's version query fails", "fail_late = cudaRuntimeGetVersion:1\n" H200, NULL,
+     NULL, 1, 1, GPUPROBE_CUDA_AVAILABLE, "driver supports CUDA 13.0, runtime unknown"},
     {"a driver that says it supports CUDA 0.01", "driver_version = 1\n" H200, NULL, NULL, 1, 1,
      GPUPROBE_CUDA_DRIVER_TOO_OLD, "driver supports CUDA 0.0, runtime is 13.0: update"},
 };
