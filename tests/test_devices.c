@@ -199,6 +199,18 @@ static void test_cpuinfo_edges(void **state)
     assert_int_equal(cpu.simd, GPUPROBE_SIMD_AVX);
     assert_int_equal(cpu.clock_khz, 1500000);
 
+    /* A line of exactly 8191 bytes with its newline fits the buffer: it is
+     * read, and the next line too. */
+    static const char head[] = "flags : avx ";
+    memset(text, 0, sizeof text);
+    memcpy(text, head, sizeof head - 1);
+    memset(text + sizeof head - 1, 'b', 8190 - (sizeof head - 1));
+    strcpy(text + 8190, "\nmodel name : Next\n");
+    sr_put(root, "proc/cpuinfo", text);
+    assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);
+    assert_string_equal(cpu.name, "Next");
+    assert_int_equal(cpu.simd, GPUPROBE_SIMD_AVX);
+
     /* The first processor's figures count; a one-letter name is a name. */
     sr_put(root, "proc/cpuinfo",
            "processor : 0\nmodel name : X\nflags : sse4_2\ncpu MHz : 1000.000\n\n"

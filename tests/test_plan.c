@@ -1111,6 +1111,38 @@ static void test_plan_gpus(void **state)
         fail_msg("\"%s\" does not say \"%s\"", gpuprobe_last_error(ctx), most);
     fleet_done(ctx);
 
+    /* The message counts the GPUs that have room for the share of the most
+     * GPUs tried: one big GPU that holds a third of the 70B at 128k but
+     * not all of it, two small ones that hold neither. */
+    {
+        static const gp_fake_cuda_device tiny[] = {
+            {"Sim tiny", 8, 0, 2 * GiB, 1 * GiB, 0},
+            {"Sim tiny", 8, 0, 2 * GiB, 1 * GiB, 0},
+            {"Sim tiny", 8, 0, 2 * GiB, 1 * GiB, 0},
+        };
+        static const gp_fake_cuda tiny3 = {GPUPROBE_CUDA_AVAILABLE, "simulated", 3, tiny};
+        ctx = fleet_ctx(&tiny3, 0);
+        assert_int_equal(gpuprobe_plan_gpus(ctx, m, o, 0, &count, devs, 8), GPUPROBE_ERR_NO_FIT);
+        unsigned long long one_needs = 0, each_needs = 0;
+        const char *msg = gpuprobe_last_error(ctx);
+        assert_int_equal(sscanf(strstr(msg, "one GPU needs "), "one GPU needs %llu", &one_needs), 1);
+        assert_int_equal(sscanf(strstr(msg, "each needs "), "each needs %llu", &each_needs), 1);
+        assert_non_null(strstr(msg, "and 0 have room"));
+        fleet_done(ctx);
+        /* room for a third and its context, not for the whole */
+        assert_true(one_needs > each_needs + GPUPROBE_DEFAULT_CONTEXT_RESERVE);
+        gp_fake_cuda_device lopsided[] = {
+            {"Sim big", 9, 0, one_needs + 4 * GiB, one_needs, 0},
+            {"Sim tiny", 8, 0, 2 * GiB, 1 * GiB, 0},
+            {"Sim tiny", 8, 0, 2 * GiB, 1 * GiB, 0},
+        };
+        const gp_fake_cuda lop = {GPUPROBE_CUDA_AVAILABLE, "simulated", 3, lopsided};
+        ctx = fleet_ctx(&lop, 0);
+        assert_int_equal(gpuprobe_plan_gpus(ctx, m, o, 0, &count, devs, 8), GPUPROBE_ERR_NO_FIT);
+        assert_non_null(strstr(gpuprobe_last_error(ctx), "plus overhead, and 1 have room"));
+        fleet_done(ctx);
+    }
+
     /* one GPU (two devices: the CPU and it) is a pool too */
     static const gp_fake_cuda single = {GPUPROBE_CUDA_AVAILABLE, "simulated", 1, a100};
     ctx = fleet_ctx(&single, 0x1);

@@ -650,6 +650,13 @@ static void test_messages_exact(void **state)
     assert_true(strstr(msg, "control") == NULL);
     msg = expect_fail(ctx, "gpU", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_contains(msg, "\"gpU\" is not valid (specs are lower case); ");
+    /* A spec is quoted whole up to 40 bytes, then cut. */
+    msg = expect_fail(ctx, "gpu-456789012345678901234567890123456789", NULL, 0,
+                      GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "\"gpu-456789012345678901234567890123456789\" is not valid; ");
+    msg = expect_fail(ctx, "gpu-456789012345678901234567890123456789x", NULL, 0,
+                      GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "\"gpu-456789012345678901234567890123456789...\" is not valid; ");
     msg = expect_fail(ctx, "gpu", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_true(strstr(msg, "lower case)") == NULL);
     static const char *const upper[] = {"gpuA", "gpuZ", "Auto"};
