@@ -329,7 +329,6 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
 /* The outcome of checking one device. */
 typedef struct cand {
     int ok;              /* meets every requirement */
-    int have_free;       /* free_bytes is known */
     uint64_t free_bytes; /* GPU: free; CPU: available RAM */
     char why[256];       /* the first requirement that failed */
 } cand;
@@ -425,7 +424,6 @@ static gpuprobe_status check_memory(gpuprobe_context *ctx, size_t idx, const gp_
         gp_snprintf(c->why, sizeof c->why, "memory query failed: %s", ctx->error);
         return GPUPROBE_OK;
     }
-    c->have_free = 1;
     c->free_bytes = info.available_bytes;
     if (c->free_bytes < r->min_free) {
         char a[32], b[32];

@@ -691,6 +691,14 @@ static void test_read_file_errors(void **state)
     errno = 0;
     assert_int_equal(gp_read_file(root, "/f", NULL, sizeof buf), -1);
     assert_int_equal(errno, EINVAL);
+    char *text = (char *)buf;
+    errno = 0;
+    assert_int_equal(gp_read_text(root, NULL, 64, &text), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_ptr_equal(text, buf); /* not even cleared: nothing was asked */
+    errno = 0;
+    assert_int_equal(gp_read_text(root, "/f", 64, NULL), -1);
+    assert_int_equal(errno, EINVAL);
     errno = 0;
     assert_int_equal(gp_read_file(root, "/f", buf, 0), -1);
     assert_int_equal(errno, EINVAL);
