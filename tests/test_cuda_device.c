@@ -377,6 +377,16 @@ static void drv_fail_message(void **state)
     d.name[64] = '\0';
     snprintf(want, sizeof want, "f on cuda:0 (%s...) failed with CUDA_ERROR_SCRIPTED", d.name);
     assert_string_equal(gpuprobe_last_error(ctx), want);
+    /* The driver's error name is cut after 48 bytes. */
+    strcpy(d.name, "G");
+    sc.error_name = "E23456789012345678901234567890123456789012345678";
+    assert_int_equal(gp_cuda_drv_fail(ctx, &d, "f", CUDA_ERROR_UNKNOWN), GPUPROBE_ERR_CUDA);
+    assert_string_equal(gpuprobe_last_error(ctx),
+                        "f on cuda:0 (G) failed with E23456789012345678901234567890123456789012345678");
+    sc.error_name = "E23456789012345678901234567890123456789012345678X";
+    assert_int_equal(gp_cuda_drv_fail(ctx, &d, "f", CUDA_ERROR_UNKNOWN), GPUPROBE_ERR_CUDA);
+    assert_string_equal(gpuprobe_last_error(ctx),
+                        "f on cuda:0 (G) failed with E23456789012345678901234567890123456789012345678...");
     gpuprobe_context_destroy(ctx);
 }
 

@@ -742,6 +742,11 @@ static void test_parse_empty_input(void **state)
     assert_int_equal(gp_parse_proc_status("VmSize: 1 kB\nVmData: 1 kB\n", &size, NULL), -1);
     assert_int_equal(size, 9 * 1024);
     assert_int_equal(data, 2 * 1024);
+    /* Either figure missing: -1, neither written. */
+    assert_int_equal(gp_parse_proc_status("VmSize: 1 kB\n", &size, &data), -1);
+    assert_int_equal(gp_parse_proc_status("Name: x\nVmData: 1 kB\n", &size, &data), -1);
+    assert_int_equal(size, 9 * 1024);
+    assert_int_equal(data, 2 * 1024);
 
     char v2[64] = "keep2", v1[64] = "keep1";
     const char *text = "4:memory:/m\n";
