@@ -322,8 +322,7 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
             fake_device(&list[n++], &ctx->fake->devices[i], (int)i);
             continue;
         }
-        memset(&list[n], 0, sizeof list[n]);
-        if (gp_cuda_describe(ctx, &list[n], (int)i) != GPUPROBE_OK) {
+        if (gp_cuda_describe(ctx, &list[n], (int)i) != GPUPROBE_OK) { /* list is calloc'ed */
             n = 1; /* cause set to OTHER: the ordinals cannot be trusted */
             break;
         }

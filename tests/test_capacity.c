@@ -458,6 +458,8 @@ static void test_names(void **state)
     assert_int_equal(gp_dtype_half_bytes(GPUPROBE_DTYPE_TF32), 8);
     assert_int_equal(gp_dtype_half_bytes(GPUPROBE_DTYPE_FP64), 16);
     assert_int_equal(gp_dtype_half_bytes((gpuprobe_dtype)8), 0);
+    assert_int_equal(gp_dtype_train_bytes((gpuprobe_dtype)8), 0);
+    assert_int_equal(gp_dtype_train_bytes((gpuprobe_dtype)-1), 0);
 }
 
 /* ---- device capacity ---- */

@@ -188,10 +188,10 @@ static void test_cpuinfo_edges(void **state)
     gp_device cpu;
 
     /* A line longer than 8191 bytes is skipped whole: its tail is not read
-     * as a line of its own. */
+     * as a line of its own, not even from its second byte. */
     static char text[8192 + 256];
     memset(text, 'a', 8191);
-    strcpy(text + 8191, "model name : Tail Of A Long Line\nmodel name : Right\n"
+    strcpy(text + 8191, "Xmodel name : Tail Of A Long Line\nmodel name : Right\n"
                         "flags : avx\ncpu MHz : 1500.0\n");
     sr_put(root, "proc/cpuinfo", text);
     assert_int_equal(gp_cpu_describe(&cpu, root), GPUPROBE_OK);

@@ -571,6 +571,8 @@ static void openblas_name(void **state)
         /* a build that names itself shorter: its name, nothing of ours */
         {"BL 1 x", "Zen", "BL 1 Zen"},
         {"", "Zen", " Zen"},
+        /* a leading blank is the first of the two that end the version */
+        {" A B C", "Zen", " A Zen"},
         /* a first "word" longer than the 63 bytes kept */
         {"0123456789012345678901234567890123456789012345678901234567890123456789 x",
          "C", "012345678901234567890123456789012345678901234567890123456789012 C"},
@@ -1429,6 +1431,31 @@ static void openblas_config_max_threads(void **state)
     set_config("OpenBLAS 0.0.0 FAKE");
 }
 
+/* The CPU's BLAS core attribute: OpenBLAS's core name, however short;
+ * "unknown" for none or an empty one. */
+static void openblas_core_attribute(void **state)
+{
+    (void)state;
+    void (*set_corename)(const char *) = NULL;
+    assert_int_equal(gp_dlsym(blas_handle, "fake_openblas_set_corename", &set_corename,
+                              sizeof set_corename), 0);
+    static const struct {
+        const char *core, *want;
+    } cases[] = {{"Z", "Z"}, {"", "unknown"}, {NULL, "unknown"}, {"Haswell", "Haswell"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        set_corename(cases[i].core);
+        gpuprobe_context *ctx = NULL;
+        assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+        gp_test_set_sysroot(ctx, root);
+        const char *core = NULL;
+        assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_BLAS_CORE, &core),
+                         GPUPROBE_OK);
+        assert_string_equal(core, cases[i].want);
+        gpuprobe_context_destroy(ctx);
+    }
+    set_corename("Noop");
+}
+
 /* The pool as OpenBLAS reports it: the threads it holds (the caller
  * among them) and whether they run. Running threads cost nothing new; a
  * stopped pool (after a fork) restarts all but the caller. A thread count
@@ -1499,6 +1526,7 @@ int main(void)
                                         blas_teardown),
         cmocka_unit_test_setup_teardown(openblas_config_max_threads, blas_setup,
                                         blas_teardown),
+        cmocka_unit_test_setup_teardown(openblas_core_attribute, blas_setup, blas_teardown),
         cmocka_unit_test_setup_teardown(cpu_peak_without_thread_count, setup, teardown),
         cmocka_unit_test_setup_teardown(cpu_threads_left_as_is, setup, teardown),
     };

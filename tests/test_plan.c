@@ -1054,9 +1054,13 @@ static void test_plan_gpus(void **state)
     assert_int_equal(count, 4);
     /* 8B fits one GPU: the one with most free memory, lowest index first */
     gpuprobe_model *small = model_of(&llama31_8b);
+    for (size_t i = 0; i < 8; i++)
+        devs[i] = 99;
     assert_int_equal(gpuprobe_plan_gpus(ctx, small, NULL, 0, &count, devs, 8), GPUPROBE_OK);
     assert_int_equal(count, 1);
     assert_int_equal(devs[0], 1);
+    for (size_t i = 1; i < 8; i++)
+        assert_int_equal(devs[i], 99); /* only count slots are written */
     /* 128k context for the 70B: no number of these GPUs */
     set(o, GPUPROBE_PLAN_CONTEXT, 131072);
     set(o, GPUPROBE_PLAN_BATCH, 16);

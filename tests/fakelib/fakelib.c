@@ -5,8 +5,8 @@
  * FAKE_OPENBLAS_NOOP builds an OpenBLAS whose gemm calls return without
  * computing anything: the negative control of the timed matmul, whose
  * verification must catch it. It counts its gemm calls
- * (fake_openblas_gemm_calls). Its build configuration text can be set
- * (fake_openblas_set_config). It exports the thread pool's count
+ * (fake_openblas_gemm_calls). Its build configuration text and core name
+ * can be set (fake_openblas_set_config, fake_openblas_set_corename). It exports the thread pool's count
  * (blas_num_threads) but not whether the pool runs (blas_server_avail):
  * the library reads the two together or not at all.
  *
@@ -62,8 +62,12 @@ int openblas_get_num_threads(void);
 int openblas_get_num_threads(void) { return threads; }
 void openblas_set_num_threads(int n);
 void openblas_set_num_threads(int n) { threads = n; }
+/* The core name it reports: set by tests (NULL: none). */
+static const char *corename = "Noop";
+void fake_openblas_set_corename(const char *text);
+void fake_openblas_set_corename(const char *text) { corename = text; }
 char *openblas_get_corename(void);
-char *openblas_get_corename(void) { return (char *)"Noop"; }
+char *openblas_get_corename(void) { return (char *)corename; }
 /* The build configuration it reports: set by tests (NULL: none). */
 static const char *config = "OpenBLAS 0.0.0 FAKE";
 void fake_openblas_set_config(const char *text);
