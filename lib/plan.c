@@ -324,11 +324,8 @@ static gpuprobe_status job_largest(gpuprobe_context *ctx, const job *j,
                                            : job_eval(j, ctxlen, mid, &p, &what);
         if (st == GPUPROBE_OK && p.total_bytes <= budget)
             lo = mid;
-        else if (st == GPUPROBE_OK || st == GPUPROBE_ERR_OVERFLOW)
+        else /* too large, or overflowing (job_eval's only failure) */
             hi = mid - 1;
-        else
-            return gp_fail(ctx, st, "gpuprobe_plan_largest: %s",
-                           gpuprobe_status_string(st));
     }
     *largest = lo;
     return GPUPROBE_OK;
