@@ -437,15 +437,23 @@ static void find_gpu_mig_count(void **state)
 
 /* ---- gp_nvml_find: a MIG instance --------------------------------------- */
 
-static void find_mig_instance(void **state)
+/* nvml(), with the UUID a MIG instance's (only "MIG-" finds it) on a GPU
+ * in MIG mode. */
+static gp_nvml nvml_mig(void)
 {
-    (void)state;
     gp_nvml n = nvml();
-    found f;
-    char why[256];
     sc.gpu_uuid_rc = GP_NVML_ERROR_NOT_FOUND;
     sc.mig_uuid_rc = GP_NVML_SUCCESS;
     sc.mig_mode = 1;
+    return n;
+}
+
+static void find_mig_instance(void **state)
+{
+    (void)state;
+    gp_nvml n = nvml_mig();
+    found f;
+    char why[256];
     sc.max_mig = 7;
     sc.instances = 2;
     assert_int_equal(find(&n, HEX, "0000:19:00.0", &f, why, sizeof why), 1);
@@ -474,12 +482,9 @@ static void find_mig_instance(void **state)
 static void find_mig_index(void **state)
 {
     (void)state;
-    gp_nvml n = nvml();
+    gp_nvml n = nvml_mig();
     found f;
     char why[256];
-    sc.gpu_uuid_rc = GP_NVML_ERROR_NOT_FOUND;
-    sc.mig_uuid_rc = GP_NVML_SUCCESS;
-    sc.mig_mode = 1;
     sc.mig_index = 64;
     assert_int_equal(find(&n, HEX, NULL, &f, why, sizeof why), 1);
     assert_int_equal(f.d.mig_index, 64);
@@ -501,11 +506,9 @@ static void find_mig_index(void **state)
 static void find_mig_without_parent(void **state)
 {
     (void)state;
-    gp_nvml n = nvml();
+    gp_nvml n = nvml_mig();
     found f;
     char why[256];
-    sc.gpu_uuid_rc = GP_NVML_ERROR_NOT_FOUND;
-    sc.mig_uuid_rc = GP_NVML_SUCCESS;
     sc.parent_rc = FAIL;
     assert_int_equal(find(&n, HEX, NULL, &f, why, sizeof why), 1);
     assert_ptr_equal(f.d.h, &mig_h);
