@@ -100,7 +100,7 @@ extern "C" {
 /** Major version: incremented on an incompatible ABI change. */
 #define GPUPROBE_VERSION_MAJOR 1
 /** Minor version: incremented when functionality is added compatibly. */
-#define GPUPROBE_VERSION_MINOR 1
+#define GPUPROBE_VERSION_MINOR 2
 /** Patch version: incremented for compatible fixes. */
 #define GPUPROBE_VERSION_PATCH 0
 
