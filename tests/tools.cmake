@@ -209,7 +209,9 @@ if(TARGET gpuprobe-smi)
   # gpuprobe-nfd's feature files (tests/tools/nfd_file.py): format, labels,
   # documentation, atomic replacement under failures.
   foreach(case replace cpu_only stdout_is_the_file json expiry bench documented missing_dir
-          unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails)
+          unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails
+          char_device fifo socket directory symlink_to_file symlink_chain dangling_symlink symlink_loop
+          symlinked_directory)
     add_test(NAME tools.nfd.file_${case}
       COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py
         --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}

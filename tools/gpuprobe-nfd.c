@@ -277,11 +277,9 @@ int main(int argc, char **argv)
         return cli_finish(cli_fail(NULL, GPUPROBE_ERR_OUT_OF_MEMORY, "writing the labels"));
     int to_file = strcmp(args.output, "-") != 0;
     if (to_file) {
-        const char *step = "";
-        if (cli_replace_file(args.output, text, len, 0644, &step) != 0) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "cannot write %.700s: %s: %s (the old file, if any, is unchanged)",
-                     args.output, step, strerror(errno));
+        char why[768], msg[1024];
+        if (cli_replace_file(args.output, text, len, 0644, why, sizeof why) != 0) {
+            snprintf(msg, sizeof msg, "cannot write %.200s: %s", args.output, why);
             cli_err("%s", msg);
             add_error("system", msg);
             failed = 1;
