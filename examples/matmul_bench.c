@@ -25,8 +25,11 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 static const cli_command command = {
-    "matmul_bench", "Time an N x N matrix multiplication on the CPU and the best GPU.", options,
-    "a run failed or did not verify", "The installed command: gpuprobe-bench.",
+    .name = "matmul_bench",
+    .summary = "Time an N x N matrix multiplication on the CPU and the best GPU.",
+    .options = options,
+    .exit1 = "a run failed or did not verify",
+    .footer = "The installed command: gpuprobe-bench.",
 };
 
 /* Time fp32 on one device; print it; return the median (0 on failure). */

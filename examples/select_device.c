@@ -27,9 +27,11 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 static const cli_command command = {
-    "select_device", "Choose the device a program should use, and say why.", options,
-    "no device meets the requirements, or CUDA was asked for and is not usable",
-    "The installed command: gpuprobe-select.",
+    .name = "select_device",
+    .summary = "Choose the device a program should use, and say why.",
+    .options = options,
+    .exit1 = "no device meets the requirements, or CUDA was asked for and is not usable",
+    .footer = "The installed command: gpuprobe-select.",
 };
 
 int main(int argc, char **argv)

@@ -24,8 +24,11 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 static const cli_command command = {
-    "vram_capacity", "The largest fp16 model each device holds, or whether a given one fits.",
-    options, "a device query failed", "The installed command: gpuprobe-fit.",
+    .name = "vram_capacity",
+    .summary = "The largest fp16 model each device holds, or whether a given one fits.",
+    .options = options,
+    .exit1 = "a device query failed",
+    .footer = "The installed command: gpuprobe-fit.",
 };
 
 int main(int argc, char **argv)

@@ -181,7 +181,8 @@ static const cli_option test_options[] = {
     [O_JSON] = {"json", NULL, "json"},
     {NULL, NULL, NULL},
 };
-static const cli_command test_command = {"test-cli", "Tests.", test_options, "no", NULL};
+static const cli_command test_command = {
+    .name = "test-cli", .summary = "Tests.", .options = test_options, .exit1 = "no"};
 
 static void command_line_forms(void **state)
 {

@@ -7,7 +7,7 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "cli.h"
+#include "file.h"
 
 #include <errno.h>
 #include <fcntl.h>
