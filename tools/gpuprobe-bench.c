@@ -219,7 +219,7 @@ static int option(int opt, const char *v)
     }
     if (opt == OPT_DTYPE) {
         if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK || args.dtype > GPUPROBE_DTYPE_BF16)
-            return cli_usage_error("--dtype must be fp32, fp64, tf32, fp16 or bf16, not '%s'", v);
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16");
         args.dtype_given = 1;
         return CLI_EXIT_OK;
     }
@@ -233,8 +233,8 @@ static int option(int opt, const char *v)
     if (lo < 1 && opt != OPT_BATCH) /* --batch 0: automatic */
         lo = 1;
     if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)lo)
-        return cli_usage_error("--%s must be a whole number in [%lld, %lld], not '%s'",
-                               options[opt].name, (long long)lo, (long long)hi, v);
+        return cli_bad_value(v, "--%s wants a whole number from %lld to %lld", options[opt].name,
+                             (long long)lo, (long long)hi);
     *(opt == OPT_SIZE    ? &args.size
       : opt == OPT_RUNS  ? &args.runs
       : opt == OPT_BATCH ? &args.batch
