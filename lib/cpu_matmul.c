@@ -1,7 +1,7 @@
 /*
  * cpu_matmul.c - the CPU backend of the timed matmul: OpenBLAS
  * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major, behind the table
- * of operations of matmul_internal.h (the protocol is matmul.c's).
+ * of operations of matmul_backend.h (the protocol is matmul.c's).
  *
  * OpenBLAS's thread count is process-wide: when the options ask for a
  * count, it is set for the runs and the previous value is put back before
@@ -27,7 +27,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "matmul_internal.h"
+#include "matmul_backend.h"
 #include "cpu_blas.h"
 
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /*
  * cuda_matmul.c - the CUDA backend of the timed matmul: cublasGemmEx on the
  * library's own stream, timed with CUDA events, behind the table of
- * operations of matmul_internal.h (the protocol is matmul.c's). Built only
+ * operations of matmul_backend.h (the protocol is matmul.c's). Built only
  * with CUDA support (no_cuda_matmul.c otherwise).
  *
  * Per context, one non-blocking stream, one cuBLAS handle and two events
@@ -30,7 +30,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "matmul_internal.h"
+#include "matmul_backend.h"
 #include "cuda_loader.h"
 
 #include <stdlib.h>

@@ -5,7 +5,10 @@
  *
  * After the shared types, one section per floor of docs/architecture.md,
  * from the ground up; a file calls only its own floor's functions and
- * those of the floors above it in this header (test arch.layers).
+ * those of the floors below it, the sections before its own in this
+ * header (test arch.layers). The matmul's job and backend table are not
+ * here but in matmul_backend.h, which only the protocol (matmul.c) and
+ * its backends include.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -18,6 +21,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #if defined(__GNUC__)
 #define GP_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -135,7 +139,11 @@ struct gpuprobe_context {
     struct gp_openblas *openblas; /* NULL until OpenBLAS is first needed (cpu_blas.h) */
 };
 
-/* ==== Floor 1: helpers (util.c, names.c; names.h; numbers.c and stats.c in matmul_internal.h) */
+/* ==== Floor 1: helpers (util.c, names.c, stats.c, numbers.c) =========== */
+
+/* ---- names.c: the lists and their lookups are in names.h (included above) ---- */
+
+/* ---- util.c: text, the environment, the context's message ---- */
 
 /* Record an error message on ctx (printf-style) and return status. ctx may be NULL. */
 gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
@@ -163,6 +171,73 @@ void gp_quote_inplace(char *text);
 const char *gp_getenv(const char *name);
 /* A CUDA version number as text: "12.4" from 12040; "unknown" for 0 or less. */
 void gp_cuda_version_string(int version, char *buf, size_t size);
+
+/* ---- stats.c: statistics over n doubles. n == 0 gives NaN (stddev: 0 for
+ * n < 2). None of them allocates. ---- */
+double gp_stats_min(const double *v, size_t n);
+double gp_stats_max(const double *v, size_t n);
+double gp_stats_mean(const double *v, size_t n);
+/* Sample standard deviation (divides by n - 1); 0 for n < 2. */
+double gp_stats_stddev(const double *v, size_t n);
+/* Median; sorts v in place (ascending). Even n: mean of the two middle values. */
+double gp_stats_median_inplace(double *v, size_t n);
+
+/* Monotonic clock in seconds. */
+static inline double gp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- numbers.c: number formats, inputs, sizes, tolerance, peaks ---- */
+/* fp32 -> IEEE binary16 / bfloat16, round to nearest, ties to even;
+ * overflow gives infinity, NaN stays a (quiet) NaN with its sign. */
+uint16_t gp_f32_to_f16(float f);
+uint16_t gp_f32_to_bf16(float f);
+/* Exact widening conversions. */
+float gp_f16_to_f32(uint16_t h);
+float gp_bf16_to_f32(uint16_t h);
+
+/* Element types of the matmul's buffers. */
+typedef enum gp_elem {
+    GP_ELEM_F32 = 0,
+    GP_ELEM_F64 = 1,
+    GP_ELEM_F16 = 2,
+    GP_ELEM_BF16 = 3
+} gp_elem;
+size_t gp_elem_size(gp_elem e);
+double gp_elem_get(const void *buf, gp_elem e, size_t idx);
+void gp_elem_set(void *buf, gp_elem e, size_t idx, double v);
+
+/* count NaNs of element type e into buf (the poisoned output). */
+void gp_fill_nan(void *buf, gp_elem e, size_t count);
+/* splitmix64 (Steele, Lea, Flood 2014): a tiny, well-mixed 64-bit generator. */
+uint64_t gp_splitmix64(uint64_t *state);
+/* The generator's starting state for one stream of a seed (A is stream 1,
+ * B 2, the verification samples 3). */
+uint64_t gp_random_stream(uint64_t seed, uint64_t stream);
+/* Fill buf[0..count) with seeded uniform values in (-1, 1): zero-mean and
+ * never exactly 0 (odd multiples of 2^-23, or of 2^-52 for F64), so every
+ * value is exact in the element type before any 16-bit rounding. F16
+ * and BF16 elements are the round-to-nearest-even images of such fp32
+ * values. `stream` separates the sequences of A and B. */
+void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
+                    uint64_t stream);
+/* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
+int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
+
+/* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype, depth k
+ * and spread R (the largest sqrt(sum_j S_j^2) / sum_j |a_ij b_jk| over the
+ * sampled entries, S_j the partial sums; used by fp32 and fp64 only). See
+ * the derivation in numbers.c. */
+double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k, double spread);
+
+/* Theoretical peaks, FLOP per clock: per core (CPU, by gpuprobe_simd) and
+ * per SM (CUDA, by compute capability). 0 when unknown. */
+double gp_cpu_flops_per_cycle(int simd, gpuprobe_dtype dtype);
+double gp_gpu_flops_per_clock_sm(int cc_major, int cc_minor,
+                                 gpuprobe_dtype dtype);
 
 /* ==== Floor 2: the dlopen seam and the host (dl.c, host.c) ============== */
 
@@ -247,7 +322,14 @@ int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
  * (*out, freed by the caller); -1 with errno set on error, EFBIG when it
  * holds more than max bytes. */
 int gp_read_text(const char *sysroot, const char *path, size_t max, char **out);
-/* ==== Floor 3: CUDA, for the files that are not CUDA's ====
+
+/* ==== Floor 3: loaders (cuda_loader.c, cuda_device.c, nvml.c, cpu_blas.c) ====
+ *
+ * NVML's queries are in nvml.h and OpenBLAS's table in cpu_blas.h (see
+ * the header table of docs/architecture.md). Here: CUDA, for the files
+ * that are not CUDA's, and the release functions of the floor. */
+
+/* ---- CUDA ----
  *
  * Implemented by cuda_loader.c and cuda_device.c with CUDA support, by
  * no_cuda.c without (every device query then finds no device, every
@@ -298,6 +380,15 @@ gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *d
 gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev);
 gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev);
 
+/* ---- release functions: what gpuprobe_context_destroy() (context.c)
+ * calls; NULL is accepted ---- */
+
+/* cuda_loader.c (no_cuda.c): close the CUDA libraries (those it may) and
+ * NVML, release the primary contexts retained, free the state. */
+void gp_cuda_unload(struct gp_cuda *cuda);
+/* cpu_blas.c: the per-context table (OpenBLAS itself stays loaded). */
+void gp_openblas_release(struct gp_openblas *blas);
+
 /* ==== Floor 4: devices and memory (devices.c, memory.c) ================= */
 
 /* ---- devices.c ---- */
@@ -347,9 +438,20 @@ int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
 uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
                              gpuprobe_reserve_source *source);
 
+/* ==== Floor 5: the matmul backends (cpu_matmul.c, cuda_matmul.c) ==========
+ *
+ * The job and the table of operations between the protocol and its
+ * backends are in matmul_backend.h, which only matmul.c and the backends
+ * include. Here: what the context needs of them. */
 
+/* cuda_matmul.c (no_cuda_matmul.c): the context's cuBLAS handles, streams
+ * and events; what gpuprobe_context_destroy() calls. NULL is accepted. */
+void gp_cuda_blas_release(gpuprobe_context *ctx);
 
-/* ==== Floor 6: models, plans, selection =================================== */
+/* ==== Floor 6: the questions (capacity.c, model.c, plan.c, select.c,
+ * matmul.c) ================================================================
+ *
+ * matmul.c's verification and test seam are in matmul_backend.h. */
 
 /* ---- checked arithmetic (model.c, plan.c) ---- */
 /* a * b and a + b with a sticky overflow flag: once *ovf is set, the
@@ -397,18 +499,13 @@ typedef enum gp_spec_kind { GP_SPEC_AUTO = 0, GP_SPEC_CPU, GP_SPEC_CUDA, GP_SPEC
 gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
                               gp_spec_kind *kind, int *index);
 
-/* ==== Release functions: gpuprobe_context_destroy() (context.c, the top
- * floor) calls each, downward, and nothing else does. NULL is accepted. ==== */
+/* ==== Floor 7: the context (context.c) ==================================
+ *
+ * gpuprobe_context_destroy() calls the release functions of the floors
+ * below (gp_cuda_blas_release, gp_cuda_unload, gp_openblas_release),
+ * downward; no other file calls them. */
 
-/* cuda_matmul.c: the context's cuBLAS handles, streams and events. */
-void gp_cuda_blas_release(gpuprobe_context *ctx);
-/* cuda_loader.c: close the CUDA libraries (those it may) and NVML, release
- * the primary contexts retained, free the state. */
-void gp_cuda_unload(struct gp_cuda *cuda);
-/* cpu_blas.c: the per-context table (OpenBLAS itself stays loaded). */
-void gp_openblas_release(struct gp_openblas *blas);
-
-/* ---- test seams (unit tests only; context.c) ---- */
+/* ---- test seams (unit tests only) ---- */
 void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake);
 void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot);
 void gp_test_set_cuda_held(gpuprobe_context *ctx, uint64_t held_mask);

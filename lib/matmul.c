@@ -2,7 +2,7 @@
  * matmul.c - the timed matmul: options, results and the protocol, which
  * this file owns whole; the backends (cpu_matmul.c, cuda_matmul.c) only
  * move data and run the gemm, through their table of operations
- * (matmul_internal.h; docs/architecture.md).
+ * (matmul_backend.h; docs/architecture.md).
  *
  * The protocol:
  *   1. setup, timed apart: the backend's libraries and buffers, seeded
@@ -28,7 +28,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "matmul_internal.h"
+#include "matmul_backend.h"
 
 #include <math.h>
 #include <stdlib.h>

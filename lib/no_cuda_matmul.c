@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "matmul_internal.h"
+#include "matmul_backend.h"
 
 void gp_cuda_blas_release(gpuprobe_context *ctx)
 {

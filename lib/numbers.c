@@ -10,7 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "matmul_internal.h"
+#include "internal.h"
 
 #include <math.h>
 #include <string.h>

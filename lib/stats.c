@@ -3,7 +3,7 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "matmul_internal.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>

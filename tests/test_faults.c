@@ -39,7 +39,7 @@
 #ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
 #endif
-#include "matmul_internal.h"
+#include "matmul_backend.h"
 
 /* OpenBLAS (cblas.h declares them; declared here to keep the include set
  * small). */

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "gpuprobe.h"
-#include "matmul_internal.h"
+#include "matmul_backend.h"
 #include "sysroot_util.h"
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "matmul_internal.h"
+#include "internal.h"
 
 static void test_odd_count(void **state)
 {

@@ -1,78 +1,21 @@
 /*
- * matmul_internal.h - internal interface of the timed matmul: statistics
- * (stats.c), number formats, inputs and tolerance (numbers.c), the job and
- * the table of operations between the protocol (matmul.c) and its
- * backends (cpu_matmul.c, cuda_matmul.c), and the matmul test seam. Not
- * installed.
+ * matmul_backend.h - the timed matmul's job and the table of operations
+ * between the protocol (matmul.c) and its backends (cpu_matmul.c,
+ * cuda_matmul.c, no_cuda_matmul.c), with the protocol's verification and
+ * its test seam. Included by those files only (docs/architecture.md,
+ * "Headers"); the numbers under the matmul (statistics, number formats,
+ * inputs, tolerance, peaks, gp_now) are floor-1 helpers in internal.h.
+ * Not installed.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#ifndef GPUPROBE_MATMUL_INTERNAL_H
-#define GPUPROBE_MATMUL_INTERNAL_H
+#ifndef GPUPROBE_MATMUL_BACKEND_H
+#define GPUPROBE_MATMUL_BACKEND_H
 
 #include "internal.h"
 
-#include <time.h>
-
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- stats.c: statistics over n doubles. n == 0 gives NaN (stddev: 0 for
- * n < 2). None of them allocates. ---- */
-double gp_stats_min(const double *v, size_t n);
-double gp_stats_max(const double *v, size_t n);
-double gp_stats_mean(const double *v, size_t n);
-/* Sample standard deviation (divides by n - 1); 0 for n < 2. */
-double gp_stats_stddev(const double *v, size_t n);
-/* Median; sorts v in place (ascending). Even n: mean of the two middle values. */
-double gp_stats_median_inplace(double *v, size_t n);
-
-/* ---- numbers.c: number formats, inputs, sizes, tolerance, peaks ---- */
-/* fp32 -> IEEE binary16 / bfloat16, round to nearest, ties to even;
- * overflow gives infinity, NaN stays a (quiet) NaN with its sign. */
-uint16_t gp_f32_to_f16(float f);
-uint16_t gp_f32_to_bf16(float f);
-/* Exact widening conversions. */
-float gp_f16_to_f32(uint16_t h);
-float gp_bf16_to_f32(uint16_t h);
-
-/* Element types of the buffers a backend hands to verification. */
-typedef enum gp_elem {
-    GP_ELEM_F32 = 0,
-    GP_ELEM_F64 = 1,
-    GP_ELEM_F16 = 2,
-    GP_ELEM_BF16 = 3
-} gp_elem;
-size_t gp_elem_size(gp_elem e);
-double gp_elem_get(const void *buf, gp_elem e, size_t idx);
-void gp_elem_set(void *buf, gp_elem e, size_t idx, double v);
-
-/* count NaNs of element type e into buf (the poisoned output). */
-void gp_fill_nan(void *buf, gp_elem e, size_t count);
-/* splitmix64 (Steele, Lea, Flood 2014): a tiny, well-mixed 64-bit generator. */
-uint64_t gp_splitmix64(uint64_t *state);
-/* The generator's starting state for one stream of a seed (A is stream 1,
- * B 2, the verification samples 3). */
-uint64_t gp_random_stream(uint64_t seed, uint64_t stream);
-/* Fill buf[0..count) with seeded uniform values in (-1, 1): zero-mean and
- * never exactly 0 (odd multiples of 2^-23, or of 2^-52 for F64), so every
- * value is exact in the element type before any 16-bit rounding. F16
- * and BF16 elements are the round-to-nearest-even images of such fp32
- * values. `stream` separates the sequences of A and B. */
-void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
-                    uint64_t stream);
-
-/* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype, depth k
- * and spread R (the largest sqrt(sum_j S_j^2) / sum_j |a_ij b_jk| over the
- * sampled entries, S_j the partial sums; used by fp32 and fp64 only). See
- * the derivation in numbers.c. */
-double gp_matmul_tolerance(gpuprobe_dtype dtype, int64_t k, double spread);
-
-/* Theoretical peaks, FLOP per clock: per core (CPU, by gpuprobe_simd) and
- * per SM (CUDA, by compute capability). 0 when unknown. */
-double gp_cpu_flops_per_cycle(int simd, gpuprobe_dtype dtype);
-double gp_gpu_flops_per_clock_sm(int cc_major, int cc_minor,
-                                 gpuprobe_dtype dtype);
 
 /* ---- the job: the run's parameters and results (matmul.c owns it) ---- */
 typedef struct gp_mm_job {
@@ -115,17 +58,6 @@ typedef struct gp_mm_job {
  * Calls the test seam below first. Allocates nothing. (matmul.c) */
 void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
                   gp_elem eb, void *c, gp_elem ec);
-
-/* Monotonic clock in seconds. */
-static inline double gp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
-int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
 
 /* ---- backends: the operations the protocol calls (docs/architecture.md) ----
  *
