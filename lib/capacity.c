@@ -127,11 +127,6 @@ gpuprobe_status gpuprobe_capacity_params(uint64_t bytes, gpuprobe_dtype dtype,
     return GPUPROBE_OK;
 }
 
-/* The size of the 1.0 gpuprobe_capacity: everything up to reserve_source. */
-#define CAPACITY_V1_SIZE                                                      \
-    (offsetof(gpuprobe_capacity, reserve_source) +                            \
-     sizeof(((gpuprobe_capacity *)0)->reserve_source))
-
 gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
                                          gpuprobe_dtype dtype,
                                          gpuprobe_workload workload,
@@ -142,17 +137,16 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
     if (!out)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_capacity: out is NULL");
-    if (out->size < CAPACITY_V1_SIZE)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_device_capacity: out->size is %zu, less than "
-                       "the %zu bytes of gpuprobe_capacity (use "
-                       "GPUPROBE_CAPACITY_INIT)",
-                       out->size, (size_t)CAPACITY_V1_SIZE);
+    /* The 1.0 struct ends with reserve_source. */
+    gpuprobe_status st = GP_CHECK_SIZE(ctx, "gpuprobe_device_capacity", "out", out->size,
+                                       gpuprobe_capacity, reserve_source);
+    if (st != GPUPROBE_OK)
+        return st;
     if (flags != 0)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_capacity: flags must be 0, not 0x%x",
                        flags);
-    gpuprobe_status st = check_rule(dtype, workload);
+    st = check_rule(dtype, workload);
     if (st == GPUPROBE_ERR_INVALID_ARGUMENT)
         return gp_fail(ctx, st,
                        "gpuprobe_device_capacity: unknown dtype %d or "
@@ -196,7 +190,7 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
         return gp_fail(ctx, st, "gpuprobe_device_capacity: %s",
                        gpuprobe_status_string(st));
 
-    /* Write the 1.0 fields only; out->size >= CAPACITY_V1_SIZE. */
+    /* Write the 1.0 fields only: out->size holds them (checked above). */
     out->total_bytes = cap.total_bytes;
     out->free_bytes = cap.free_bytes;
     out->reserve_bytes = cap.reserve_bytes;

@@ -150,6 +150,17 @@ gpuprobe_status gp_fail(gpuprobe_context *ctx, gpuprobe_status status,
                         const char *fmt, ...) GP_PRINTF(3, 4);
 /* Clear the error message and return GPUPROBE_OK. ctx may be NULL. */
 gpuprobe_status gp_ok(gpuprobe_context *ctx);
+/* Size-prefixed structs (a caller's `size` says how much of the struct it
+ * has): GP_END_OF is the size that holds `field`, the last field of some
+ * version of `type`. gp_check_size() is OK when size >= min, else
+ * GPUPROBE_ERR_INVALID_ARGUMENT with the one message "fn: arg->size is N,
+ * less than the M bytes of type (use TYPE_INIT)"; GP_CHECK_SIZE names the
+ * type and its field once. */
+#define GP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+gpuprobe_status gp_check_size(gpuprobe_context *ctx, const char *fn, const char *arg,
+                              size_t size, size_t min, const char *type);
+#define GP_CHECK_SIZE(ctx, fn, arg, size, type, field)                        \
+    gp_check_size((ctx), (fn), (arg), (size), GP_END_OF(type, field), #type)
 /* Bounded formatted copy: always NUL-terminates (if size > 0), never overflows. */
 void gp_strlcpy(char *dst, const char *src, size_t size);
 void gp_snprintf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);

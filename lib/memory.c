@@ -123,15 +123,10 @@ uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
 
 /* ---- public ---------------------------------------------------------------------- */
 
-/* The smallest size a caller may pass: the end of the 1.0 struct's last field. */
-#define GP_MEMORY_INFO_MIN_SIZE \
-    (offsetof(gpuprobe_memory_info, flags) + sizeof(((gpuprobe_memory_info *)0)->flags))
-
 /* Store a field only if it lies entirely within the caller's info->size. */
 #define PUT(info, field, value)                                                \
     do {                                                                       \
-        if (offsetof(gpuprobe_memory_info, field) + sizeof((info)->field) <=   \
-            (info)->size)                                                      \
+        if (GP_END_OF(gpuprobe_memory_info, field) <= (info)->size)            \
             (info)->field = (value);                                           \
     } while (0)
 
@@ -199,14 +194,13 @@ gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx, size_t device,
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_memory: flags must be 0 or "
                        "GPUPROBE_DEVICE_MEMORY_NO_CONTEXT, got 0x%x", flags);
-    if (info->size < GP_MEMORY_INFO_MIN_SIZE)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_device_memory: info->size is %zu, smaller than "
-                       "the 1.0 gpuprobe_memory_info (%zu); initialise it with "
-                       "GPUPROBE_MEMORY_INFO_INIT", info->size,
-                       (size_t)GP_MEMORY_INFO_MIN_SIZE);
+    /* The 1.0 struct ends with flags. */
+    gpuprobe_status st = GP_CHECK_SIZE(ctx, "gpuprobe_device_memory", "info", info->size,
+                                       gpuprobe_memory_info, flags);
+    if (st != GPUPROBE_OK)
+        return st;
     gp_memory m;
-    gpuprobe_status st = gp_memory_read(ctx, device, flags, &m);
+    st = gp_memory_read(ctx, device, flags, &m);
     if (st != GPUPROBE_OK)
         return st;
     PUT(info, total_bytes, m.total);

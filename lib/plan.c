@@ -333,10 +333,6 @@ static gpuprobe_status job_largest(gpuprobe_context *ctx, const job *j,
 
 /* ---- public: pure ------------------------------------------------------ */
 
-/* The 1.1 struct ends with `flags`. */
-#define GP_PLAN_MIN_SIZE \
-    (offsetof(gpuprobe_plan, flags) + sizeof(((gpuprobe_plan *)0)->flags))
-
 /* Copy a plan into the caller's struct, no further than its size. */
 static void put_plan(gpuprobe_plan *out, const gpuprobe_plan *p)
 {
@@ -352,11 +348,10 @@ static gpuprobe_status check_args(gpuprobe_context *ctx, const char *fn,
     if (!model || !out)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "%s: %s is NULL",
                        fn, model ? "out" : "model");
-    if (out->size < GP_PLAN_MIN_SIZE)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "%s: out->size is %zu, less than the %zu bytes of "
-                       "gpuprobe_plan (use GPUPROBE_PLAN_INIT)",
-                       fn, out->size, (size_t)GP_PLAN_MIN_SIZE);
+    /* The 1.1 struct ends with flags. */
+    gpuprobe_status st = GP_CHECK_SIZE(ctx, fn, "out", out->size, gpuprobe_plan, flags);
+    if (st != GPUPROBE_OK)
+        return st;
     if (flags != 0)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "%s: flags must be 0, not 0x%x", fn, flags);

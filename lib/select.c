@@ -241,15 +241,6 @@ static void device_label(char *buf, size_t size, const gp_device *dev)
 
 /* ---- requirements ---- */
 
-#define REQ_V1_SIZE                                                           \
-    (offsetof(gpuprobe_requirements, fit_workload) +                          \
-     sizeof(((gpuprobe_requirements *)0)->fit_workload))
-
-/* The 1.1 struct: through no_other_process. */
-#define REQ_V11_SIZE                                                          \
-    (offsetof(gpuprobe_requirements, no_other_process) +                      \
-     sizeof(((gpuprobe_requirements *)0)->no_other_process))
-
 typedef struct req_t {
     uint64_t min_free;
     int cc_major, cc_minor;
@@ -269,18 +260,17 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
     r->max_util = -1;
     if (!in)
         return GPUPROBE_OK;
-    if (in->size < REQ_V1_SIZE)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_select: req->size is %zu, less than the %zu "
-                       "bytes of gpuprobe_requirements (use "
-                       "GPUPROBE_REQUIREMENTS_INIT)",
-                       in->size, (size_t)REQ_V1_SIZE);
+    /* The 1.0 struct ends with fit_workload, the 1.1 one with no_other_process. */
+    gpuprobe_status st = GP_CHECK_SIZE(ctx, "gpuprobe_select", "req", in->size,
+                                       gpuprobe_requirements, fit_workload);
+    if (st != GPUPROBE_OK)
+        return st;
     if (in->min_cc_major < 0 || in->min_cc_minor < 0)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_select: negative minimum compute capability "
                        "%d.%d",
                        (int)in->min_cc_major, (int)in->min_cc_minor);
-    if (in->size >= REQ_V11_SIZE) {
+    if (in->size >= GP_END_OF(gpuprobe_requirements, no_other_process)) {
         if (in->max_utilization < -1 || in->max_utilization > 100)
             return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                            "gpuprobe_select: max_utilization %d is not a percent "
@@ -302,8 +292,8 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
     if (r->fit_params == 0)
         return GPUPROBE_OK;
 
-    gpuprobe_status st = gpuprobe_capacity_bytes(r->fit_params, r->fit_dtype,
-                                                 r->fit_workload, &r->fit_bytes);
+    st = gpuprobe_capacity_bytes(r->fit_params, r->fit_dtype, r->fit_workload,
+                                 &r->fit_bytes);
     switch (st) {
     case GPUPROBE_OK:
         return GPUPROBE_OK;

@@ -11,6 +11,7 @@
 #endif
 #include "internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,22 @@ gpuprobe_status gp_ok(gpuprobe_context *ctx)
     if (ctx)
         ctx->error[0] = '\0';
     return GPUPROBE_OK;
+}
+
+gpuprobe_status gp_check_size(gpuprobe_context *ctx, const char *fn, const char *arg,
+                              size_t size, size_t min, const char *type)
+{
+    if (size >= min)
+        return GPUPROBE_OK;
+    /* The initialiser's name: "gpuprobe_plan" -> "GPUPROBE_PLAN_INIT". */
+    char init[64];
+    size_t n = strnlen(type, sizeof init - sizeof "_INIT");
+    for (size_t i = 0; i < n; i++)
+        init[i] = (char)toupper((unsigned char)type[i]);
+    gp_strlcpy(init + n, "_INIT", sizeof init - n);
+    return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                   "%s: %s->size is %zu, less than the %zu bytes of %s (use %s)",
+                   fn, arg, size, min, type, init);
 }
 
 void gp_cuda_version_string(int version, char *buf, size_t size)

@@ -123,6 +123,87 @@ static void append_rule(void **state)
     assert_string_equal(empty, "123");
 }
 
+/* The message of a refused size-prefixed struct, for one entry point. */
+static void expect_size_message(gpuprobe_context *ctx, gpuprobe_status st, const char *fn,
+                                const char *arg, size_t size, size_t min, const char *type,
+                                const char *init)
+{
+    char want[GP_ERR_LEN];
+    snprintf(want, sizeof want, "%s: %s->size is %zu, less than the %zu bytes of %s (use %s)",
+             fn, arg, size, min, type, init);
+    assert_int_equal(st, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_string_equal(gpuprobe_last_error(ctx), want);
+}
+
+/* Size-prefixed structs: one byte short of the oldest version is refused
+ * with the one message, naming the initialiser, by all four entry points
+ * that take one; the oldest version itself is taken. */
+static void size_rule(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda none = {GPUPROBE_CUDA_NO_DEVICE, "", 0, NULL};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &none);
+
+    size_t end = GP_END_OF(gpuprobe_memory_info, flags);
+    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
+    info.size = end - 1;
+    expect_size_message(ctx, gpuprobe_device_memory(ctx, 0, &info, 0), "gpuprobe_device_memory",
+                        "info", end - 1, end, "gpuprobe_memory_info",
+                        "GPUPROBE_MEMORY_INFO_INIT");
+    info.size = end;
+    assert_int_equal(gpuprobe_device_memory(ctx, 0, &info, 0), GPUPROBE_OK);
+
+    end = GP_END_OF(gpuprobe_capacity, reserve_source);
+    gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+    cap.size = end - 1;
+    expect_size_message(ctx, gpuprobe_device_capacity(ctx, 0, GPUPROBE_DTYPE_FP16,
+                                                      GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                        "gpuprobe_device_capacity", "out", end - 1, end, "gpuprobe_capacity",
+                        "GPUPROBE_CAPACITY_INIT");
+    cap.size = end;
+    assert_int_equal(gpuprobe_device_capacity(ctx, 0, GPUPROBE_DTYPE_FP16,
+                                              GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                     GPUPROBE_OK);
+
+    gpuprobe_model *model = NULL;
+    assert_int_equal(gpuprobe_model_create(&model), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_model_set(model, GPUPROBE_MODEL_PARAMS, 1000), GPUPROBE_OK);
+    end = GP_END_OF(gpuprobe_plan, flags);
+    gpuprobe_plan plan = GPUPROBE_PLAN_INIT;
+    plan.size = end - 1;
+    expect_size_message(ctx, gpuprobe_plan_device(ctx, 0, model, NULL, 0, &plan),
+                        "gpuprobe_plan_device", "out", end - 1, end, "gpuprobe_plan",
+                        "GPUPROBE_PLAN_INIT");
+    plan.size = end;
+    assert_int_equal(gpuprobe_plan_compute(ctx, model, NULL, 0, &plan), GPUPROBE_OK);
+    gpuprobe_model_destroy(model);
+
+    end = GP_END_OF(gpuprobe_requirements, fit_workload);
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.size = end - 1;
+    size_t device = 99;
+    expect_size_message(ctx, gpuprobe_select(ctx, "cpu", &req, 0, &device, NULL),
+                        "gpuprobe_select", "req", end - 1, end, "gpuprobe_requirements",
+                        "GPUPROBE_REQUIREMENTS_INIT");
+    assert_int_equal(device, 99);
+    req.size = end;
+    assert_int_equal(gpuprobe_select(ctx, "cpu", &req, 0, &device, NULL), GPUPROBE_OK);
+    assert_int_equal(device, 0);
+
+    /* Without a context: the status alone; a type name too long for the
+     * initialiser's buffer is cut, the message still one line. */
+    assert_int_equal(gp_check_size(NULL, "f", "p", 1, 2, "t"), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gp_check_size(NULL, "f", "p", 2, 2, "t"), GPUPROBE_OK);
+    char longtype[100];
+    memset(longtype, 'x', sizeof longtype - 1);
+    longtype[sizeof longtype - 1] = '\0';
+    assert_int_equal(gp_check_size(ctx, "f", "p", 1, 2, longtype), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), " (use XXXXXXXXXX"));
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "_INIT)"));
+    gpuprobe_context_destroy(ctx);
+}
+
 /* ---- a fake CUDA library directory with a hostile name ---- */
 
 static void hostile_libdir(void **state)
@@ -302,6 +383,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(quote_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(append_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(size_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_libdir, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_device_name, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_dlerror, setup, teardown),
