@@ -139,7 +139,7 @@ struct gpuprobe_context {
     struct gp_openblas *openblas; /* NULL until OpenBLAS is first needed (cpu_blas.h) */
 };
 
-/* ==== Floor 1: helpers (util.c, names.c, stats.c, numbers.c) =========== */
+/* ==== Floor 1: helpers (util.c, names.c, params.c, stats.c, numbers.c) == */
 
 /* ---- names.c: the lists and their lookups are in names.h (included above) ---- */
 
@@ -182,6 +182,43 @@ void gp_quote_inplace(char *text);
 const char *gp_getenv(const char *name);
 /* A CUDA version number as text: "12.4" from 12040; "unknown" for 0 or less. */
 void gp_cuda_version_string(int version, char *buf, size_t size);
+
+/* ---- params.c: the parameter table behind the three option objects ----
+ *
+ * gpuprobe_matmul_options, gpuprobe_plan_options and gpuprobe_model are
+ * each a struct whose first member is a gp_params: integer values by key
+ * (0 .. count - 1), each within the bounds of its row of a table and
+ * starting at its default. The functions return what the public calls
+ * return: GPUPROBE_ERR_INVALID_ARGUMENT (an unknown key, a NULL pointer, a
+ * value out of bounds: nothing changed), GPUPROBE_OK. */
+#define GP_PARAMS_MAX 16
+typedef struct gp_param_info {
+    int64_t lower, upper, def;
+} gp_param_info;
+typedef struct gp_param_table {
+    const gp_param_info *info; /* indexed by key */
+    unsigned count;            /* at most GP_PARAMS_MAX */
+    int zero_unsets;           /* 1: 0 is taken beside the bounds, meaning "not given" */
+} gp_param_table;
+typedef struct gp_params {
+    const gp_param_table *table;
+    int64_t v[GP_PARAMS_MAX];
+    uint32_t set;              /* bit k: key k was set */
+} gp_params;
+/* The defaults, nothing set. */
+void gp_params_init(gp_params *ps, const gp_param_table *t);
+/* A new object of `size` bytes whose first member is a gp_params set to
+ * t's defaults (so it converts to the public type without a cast); NULL
+ * when out of memory. gp_params_destroy() frees it (NULL is accepted). */
+void *gp_params_new(size_t size, const gp_param_table *t);
+void gp_params_destroy(void *obj);
+gpuprobe_status gp_params_bounds(const gp_param_table *t, int key, int64_t *lower,
+                                 int64_t *upper);
+gpuprobe_status gp_params_set(gp_params *ps, int key, int64_t value);
+/* The value as stored (an object's getter derives its own defaults). */
+gpuprobe_status gp_params_get(const gp_params *ps, int key, int64_t *value);
+/* 1 when key was set (even to its default), else 0. */
+int gp_params_is_set(const gp_params *ps, int key);
 
 /* ---- stats.c: statistics over n doubles. n == 0 gives NaN (stddev: 0 for
  * n < 2). None of them allocates. ---- */

@@ -43,14 +43,12 @@ void (*gp_test_matmul_corrupt)(void *c, gp_elem ec, int64_t m, int64_t n);
 
 #define GP_MM_NPARAMS 14
 
+/* A gp_params (params.c), first: gp_params_new() makes one. */
 struct gpuprobe_matmul_options {
-    int64_t value[GP_MM_NPARAMS];
-    unsigned set;           /* bit p: param p was set explicitly */
+    gp_params p;
 };
 
-static const struct {
-    int64_t lower, upper, def;
-} param_info[GP_MM_NPARAMS] = {
+static const gp_param_info mm_info[GP_MM_NPARAMS] = {
     /* M, N, K: cblas and cuBLAS take int dimensions and leading dimensions. */
     [GPUPROBE_MATMUL_M] = {1, INT32_MAX, 5000},
     [GPUPROBE_MATMUL_N] = {1, INT32_MAX, 5000},
@@ -69,76 +67,51 @@ static const struct {
     [GPUPROBE_MATMUL_VERIFY_SAMPLES] = {1, 1 << 20, 256},
     [GPUPROBE_MATMUL_BATCH] = {0, 1 << 20, 0},
 };
-
-static int param_known(gpuprobe_matmul_param p)
-{
-    return (unsigned)p < GP_MM_NPARAMS;
-}
-
-static void options_init(gpuprobe_matmul_options *o)
-{
-    for (int p = 0; p < GP_MM_NPARAMS; p++)
-        o->value[p] = param_info[p].def;
-    o->set = 0;
-}
+_Static_assert(GP_MM_NPARAMS <= GP_PARAMS_MAX, "matmul options fit a gp_params");
+static const gp_param_table mm_table = {mm_info, GP_MM_NPARAMS, 0};
 
 gpuprobe_status gpuprobe_matmul_options_create(gpuprobe_matmul_options **out)
 {
     if (!out)
         return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *out = NULL;
-    gpuprobe_matmul_options *o = malloc(sizeof *o);
-    if (!o)
-        return GPUPROBE_ERR_OUT_OF_MEMORY;
-    options_init(o);
-    *out = o;
-    return GPUPROBE_OK;
+    *out = gp_params_new(sizeof **out, &mm_table);
+    return *out ? GPUPROBE_OK : GPUPROBE_ERR_OUT_OF_MEMORY;
 }
 
 void gpuprobe_matmul_options_destroy(gpuprobe_matmul_options *opts)
 {
-    free(opts);
+    gp_params_destroy(opts);
 }
 
 gpuprobe_status gpuprobe_matmul_param_bounds(gpuprobe_matmul_param param,
                                              int64_t *lower, int64_t *upper)
 {
-    if (!param_known(param) || !lower || !upper)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *lower = param_info[param].lower;
-    *upper = param_info[param].upper;
-    return GPUPROBE_OK;
+    return gp_params_bounds(&mm_table, (int)param, lower, upper);
 }
 
 gpuprobe_status gpuprobe_matmul_options_set(gpuprobe_matmul_options *opts,
                                             gpuprobe_matmul_param param,
                                             int64_t value)
 {
-    if (!opts || !param_known(param))
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    if (value < param_info[param].lower || value > param_info[param].upper)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    opts->value[param] = value;
-    opts->set |= 1u << param;
-    return GPUPROBE_OK;
+    return gp_params_set(opts ? &opts->p : NULL, (int)param, value);
 }
 
-static int64_t opt(const gpuprobe_matmul_options *o, gpuprobe_matmul_param p)
+/* N and K are M's until they are set. */
+static int64_t opt(const gp_params *ps, gpuprobe_matmul_param p)
 {
-    if ((p == GPUPROBE_MATMUL_N || p == GPUPROBE_MATMUL_K) &&
-        !(o->set & (1u << p)))
-        return o->value[GPUPROBE_MATMUL_M];
-    return o->value[p];
+    if ((p == GPUPROBE_MATMUL_N || p == GPUPROBE_MATMUL_K) && !gp_params_is_set(ps, (int)p))
+        p = GPUPROBE_MATMUL_M;
+    return ps->v[p];
 }
 
 gpuprobe_status gpuprobe_matmul_options_get(const gpuprobe_matmul_options *opts,
                                             gpuprobe_matmul_param param,
                                             int64_t *value)
 {
-    if (!opts || !value || !param_known(param))
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *value = opt(opts, param);
-    return GPUPROBE_OK;
+    gpuprobe_status st = gp_params_get(opts ? &opts->p : NULL, (int)param, value);
+    if (st == GPUPROBE_OK)
+        *value = opt(&opts->p, param);
+    return st;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -596,13 +569,15 @@ static void fill_result(gpuprobe_matmul_result *r, const gp_mm_job *job)
 }
 
 /* The job from the options (or the defaults when NULL). */
-static void job_from_options(const gpuprobe_matmul_options *opts, size_t device, gp_mm_job *job)
+static void job_from_options(const gpuprobe_matmul_options *options, size_t device,
+                             gp_mm_job *job)
 {
-    gpuprobe_matmul_options defaults;
-    if (!opts) {
-        options_init(&defaults);
-        opts = &defaults;
-    }
+    gp_params defaults;
+    const gp_params *opts = &defaults;
+    if (options)
+        opts = &options->p;
+    else
+        gp_params_init(&defaults, &mm_table);
     memset(job, 0, sizeof *job);
     job->m = opt(opts, GPUPROBE_MATMUL_M);
     job->n = opt(opts, GPUPROBE_MATMUL_N);
@@ -622,7 +597,7 @@ static void job_from_options(const gpuprobe_matmul_options *opts, size_t device,
     job->verify_samples = opt(opts, GPUPROBE_MATMUL_VERIFY_SAMPLES);
     job->verified = -1;
     job->device_index = device;
-    /* Every value is in its bounds (param_info): the setter refuses the
+    /* Every value is in its bounds (mm_info): the setter refuses the
      * others, and the defaults are in them. */
 }
 

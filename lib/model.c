@@ -35,84 +35,80 @@
 
 #define GP_MODEL_NPARAMS 13
 
+/* A gp_params (params.c), first: gp_params_new() makes one. */
 struct gpuprobe_model {
-    int64_t v[GP_MODEL_NPARAMS];
+    gp_params p;
 };
 
 /* Upper bounds: far beyond any published model, low enough that a typo
- * (10^12 layers) is refused at once. 0 ("not given") is always accepted. */
-static const struct {
-    int64_t lower, upper;
-    const char *name;
-} model_info[GP_MODEL_NPARAMS] = {
-    [GPUPROBE_MODEL_PARAMS] = {1, (int64_t)GPUPROBE_MAX_PARAMS, "parameter count"},
-    [GPUPROBE_MODEL_LAYERS] = {1, INT64_C(1) << 20, "layers"},
-    [GPUPROBE_MODEL_HIDDEN] = {1, INT64_C(1) << 24, "hidden size"},
-    [GPUPROBE_MODEL_HEADS] = {1, INT64_C(1) << 20, "attention heads"},
-    [GPUPROBE_MODEL_KV_HEADS] = {1, INT64_C(1) << 20, "KV heads"},
-    [GPUPROBE_MODEL_HEAD_DIM] = {1, INT64_C(1) << 20, "head dimension"},
-    [GPUPROBE_MODEL_INTERMEDIATE] = {1, INT64_C(1) << 26, "intermediate size"},
-    [GPUPROBE_MODEL_VOCAB] = {1, INT64_C(1) << 26, "vocabulary size"},
-    [GPUPROBE_MODEL_TIED_EMBEDDINGS] = {1, 1, "tied embeddings"},
-    [GPUPROBE_MODEL_EXPERTS] = {1, INT64_C(1) << 16, "experts"},
-    [GPUPROBE_MODEL_EXPERTS_PER_TOKEN] = {1, INT64_C(1) << 16, "experts per token"},
-    [GPUPROBE_MODEL_SLIDING_WINDOW] = {1, INT64_C(1) << 32, "sliding window"},
-    [GPUPROBE_MODEL_QKV_BIAS] = {1, 1, "q, k, v biases"},
+ * (10^12 layers) is refused at once. 0 ("not given", every default) is
+ * always accepted. */
+static const gp_param_info model_info[GP_MODEL_NPARAMS] = {
+    [GPUPROBE_MODEL_PARAMS] = {1, (int64_t)GPUPROBE_MAX_PARAMS, 0},
+    [GPUPROBE_MODEL_LAYERS] = {1, INT64_C(1) << 20, 0},
+    [GPUPROBE_MODEL_HIDDEN] = {1, INT64_C(1) << 24, 0},
+    [GPUPROBE_MODEL_HEADS] = {1, INT64_C(1) << 20, 0},
+    [GPUPROBE_MODEL_KV_HEADS] = {1, INT64_C(1) << 20, 0},
+    [GPUPROBE_MODEL_HEAD_DIM] = {1, INT64_C(1) << 20, 0},
+    [GPUPROBE_MODEL_INTERMEDIATE] = {1, INT64_C(1) << 26, 0},
+    [GPUPROBE_MODEL_VOCAB] = {1, INT64_C(1) << 26, 0},
+    [GPUPROBE_MODEL_TIED_EMBEDDINGS] = {1, 1, 0},
+    [GPUPROBE_MODEL_EXPERTS] = {1, INT64_C(1) << 16, 0},
+    [GPUPROBE_MODEL_EXPERTS_PER_TOKEN] = {1, INT64_C(1) << 16, 0},
+    [GPUPROBE_MODEL_SLIDING_WINDOW] = {1, INT64_C(1) << 32, 0},
+    [GPUPROBE_MODEL_QKV_BIAS] = {1, 1, 0},
 };
+_Static_assert(GP_MODEL_NPARAMS <= GP_PARAMS_MAX, "a model fits a gp_params");
+static const gp_param_table model_table = {model_info, GP_MODEL_NPARAMS, 1};
 
-static int model_param_known(gpuprobe_model_param p)
-{
-    return (unsigned)p < GP_MODEL_NPARAMS;
-}
+/* What the messages call the keys an architecture needs. */
+static const char *const model_words[GP_MODEL_NPARAMS] = {
+    [GPUPROBE_MODEL_LAYERS] = "layers",
+    [GPUPROBE_MODEL_HIDDEN] = "hidden size",
+    [GPUPROBE_MODEL_HEADS] = "attention heads",
+    [GPUPROBE_MODEL_INTERMEDIATE] = "intermediate size",
+    [GPUPROBE_MODEL_VOCAB] = "vocabulary size",
+};
 
 gpuprobe_status gpuprobe_model_create(gpuprobe_model **out)
 {
     if (!out)
         return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *out = calloc(1, sizeof **out);
+    *out = gp_params_new(sizeof **out, &model_table);
     return *out ? GPUPROBE_OK : GPUPROBE_ERR_OUT_OF_MEMORY;
 }
 
 void gpuprobe_model_destroy(gpuprobe_model *model)
 {
-    free(model);
+    gp_params_destroy(model);
 }
 
 gpuprobe_status gpuprobe_model_param_bounds(gpuprobe_model_param param,
                                             int64_t *lower, int64_t *upper)
 {
-    if (!model_param_known(param) || !lower || !upper)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *lower = model_info[param].lower;
-    *upper = model_info[param].upper;
-    return GPUPROBE_OK;
+    return gp_params_bounds(&model_table, (int)param, lower, upper);
 }
 
 gpuprobe_status gpuprobe_model_set(gpuprobe_model *model,
                                    gpuprobe_model_param param, int64_t value)
 {
-    if (!model || !model_param_known(param))
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    if (value != 0 &&
-        (value < model_info[param].lower || value > model_info[param].upper))
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    model->v[param] = value;
-    return GPUPROBE_OK;
+    return gp_params_set(model ? &model->p : NULL, (int)param, value);
 }
 
+/* KV heads are the attention heads, and the head dimension hidden / heads
+ * (when it divides), until they are given. */
 gpuprobe_status gpuprobe_model_get(const gpuprobe_model *model,
                                    gpuprobe_model_param param, int64_t *value)
 {
-    if (!model || !value || !model_param_known(param))
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    const int64_t *v = model->v;
-    int64_t x = v[param];
-    if (x == 0 && param == GPUPROBE_MODEL_KV_HEADS)
-        x = v[GPUPROBE_MODEL_HEADS];
-    if (x == 0 && param == GPUPROBE_MODEL_HEAD_DIM && v[GPUPROBE_MODEL_HEADS] &&
+    gpuprobe_status st = gp_params_get(model ? &model->p : NULL, (int)param, value);
+    if (st != GPUPROBE_OK || *value != 0)
+        return st;
+    const int64_t *v = model->p.v;
+    if (param == GPUPROBE_MODEL_KV_HEADS)
+        *value = v[GPUPROBE_MODEL_HEADS];
+    if (param == GPUPROBE_MODEL_HEAD_DIM && v[GPUPROBE_MODEL_HEADS] &&
         v[GPUPROBE_MODEL_HIDDEN] % v[GPUPROBE_MODEL_HEADS] == 0)
-        x = v[GPUPROBE_MODEL_HIDDEN] / v[GPUPROBE_MODEL_HEADS];
-    *value = x;
+        *value = v[GPUPROBE_MODEL_HIDDEN] / v[GPUPROBE_MODEL_HEADS];
     return GPUPROBE_OK;
 }
 
@@ -153,7 +149,7 @@ static gpuprobe_status check_complete(gpuprobe_context *ctx, const int64_t *v)
             continue;
         size_t n = strlen(missing);
         gp_snprintf(missing + n, sizeof missing - n, "%s%s", n ? ", " : "",
-                    model_info[required[i]].name);
+                    model_words[required[i]]);
     }
     if (missing[0])
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
@@ -258,7 +254,7 @@ static gpuprobe_status arch_shape(gpuprobe_context *ctx, const int64_t *v, uint6
 gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
                                uint64_t tp, gp_shape *out)
 {
-    const int64_t *v = m->v;
+    const int64_t *v = m->p.v;
     int arch = 0;
     for (int p = GPUPROBE_MODEL_LAYERS; p < GP_MODEL_NPARAMS; p++)
         arch |= v[p] != 0;

@@ -25,13 +25,12 @@
 
 #define GP_PLAN_NPARAMS 11
 
+/* A gp_params (params.c), first: gp_params_new() makes one. */
 struct gpuprobe_plan_options {
-    int64_t v[GP_PLAN_NPARAMS];
+    gp_params p;
 };
 
-static const struct {
-    int64_t lower, upper, def;
-} plan_info[GP_PLAN_NPARAMS] = {
+static const gp_param_info plan_info[GP_PLAN_NPARAMS] = {
     [GPUPROBE_PLAN_WORKLOAD] = {GPUPROBE_WORKLOAD_WEIGHTS, GPUPROBE_WORKLOAD_TRAINING,
                                 GPUPROBE_WORKLOAD_INFERENCE},
     [GPUPROBE_PLAN_WEIGHTS_DTYPE] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_INT4,
@@ -46,63 +45,40 @@ static const struct {
     [GPUPROBE_PLAN_OVERHEAD] = {-1, INT64_MAX, -1},
     [GPUPROBE_PLAN_MARGIN] = {0, INT64_MAX, INT64_C(1) << 30},
 };
-
-static int plan_param_known(gpuprobe_plan_param p)
-{
-    return (unsigned)p < GP_PLAN_NPARAMS;
-}
-
-static void plan_defaults(int64_t *v)
-{
-    for (int p = 0; p < GP_PLAN_NPARAMS; p++)
-        v[p] = plan_info[p].def;
-}
+_Static_assert(GP_PLAN_NPARAMS <= GP_PARAMS_MAX, "plan options fit a gp_params");
+static const gp_param_table plan_table = {plan_info, GP_PLAN_NPARAMS, 0};
 
 gpuprobe_status gpuprobe_plan_options_create(gpuprobe_plan_options **out)
 {
     if (!out)
         return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *out = malloc(sizeof **out);
-    if (!*out)
-        return GPUPROBE_ERR_OUT_OF_MEMORY;
-    plan_defaults((*out)->v);
-    return GPUPROBE_OK;
+    *out = gp_params_new(sizeof **out, &plan_table);
+    return *out ? GPUPROBE_OK : GPUPROBE_ERR_OUT_OF_MEMORY;
 }
 
 void gpuprobe_plan_options_destroy(gpuprobe_plan_options *opts)
 {
-    free(opts);
+    gp_params_destroy(opts);
 }
 
 gpuprobe_status gpuprobe_plan_param_bounds(gpuprobe_plan_param param,
                                            int64_t *lower, int64_t *upper)
 {
-    if (!plan_param_known(param) || !lower || !upper)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *lower = plan_info[param].lower;
-    *upper = plan_info[param].upper;
-    return GPUPROBE_OK;
+    return gp_params_bounds(&plan_table, (int)param, lower, upper);
 }
 
 gpuprobe_status gpuprobe_plan_options_set(gpuprobe_plan_options *opts,
                                           gpuprobe_plan_param param,
                                           int64_t value)
 {
-    if (!opts || !plan_param_known(param) || value < plan_info[param].lower ||
-        value > plan_info[param].upper)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    opts->v[param] = value;
-    return GPUPROBE_OK;
+    return gp_params_set(opts ? &opts->p : NULL, (int)param, value);
 }
 
 gpuprobe_status gpuprobe_plan_options_get(const gpuprobe_plan_options *opts,
                                           gpuprobe_plan_param param,
                                           int64_t *value)
 {
-    if (!opts || !value || !plan_param_known(param))
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *value = opts->v[param];
-    return GPUPROBE_OK;
+    return gp_params_get(opts ? &opts->p : NULL, (int)param, value);
 }
 
 /* ---- the breakdown ---------------------------------------------------- */
@@ -136,10 +112,10 @@ static gpuprobe_status job_prepare(gpuprobe_context *ctx,
                                    const gpuprobe_plan_options *opts,
                                    uint64_t tp, job *j)
 {
-    if (opts)
-        memcpy(j->o, opts->v, sizeof j->o);
-    else
-        plan_defaults(j->o);
+    gp_params defaults;
+    if (!opts)
+        gp_params_init(&defaults, &plan_table);
+    memcpy(j->o, opts ? opts->p.v : defaults.v, sizeof j->o);
     gpuprobe_dtype wd = (gpuprobe_dtype)j->o[GPUPROBE_PLAN_WEIGHTS_DTYPE];
     uint64_t per_param;
     if (j->o[GPUPROBE_PLAN_WORKLOAD] == GPUPROBE_WORKLOAD_TRAINING &&
@@ -368,7 +344,7 @@ gpuprobe_status gpuprobe_plan_compute(gpuprobe_context *ctx,
         return st;
     job j;
     gpuprobe_plan p;
-    uint64_t tp = opts ? (uint64_t)opts->v[GPUPROBE_PLAN_GPUS] : 1;
+    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
     if ((st = job_prepare(ctx, model, opts, tp, &j)) != GPUPROBE_OK ||
         (st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
         return st;
@@ -393,7 +369,7 @@ gpuprobe_status gpuprobe_plan_largest(gpuprobe_context *ctx,
                        "GPUPROBE_PLAN_CONTEXT nor GPUPROBE_PLAN_BATCH",
                        (int)param);
     job j;
-    uint64_t tp = opts ? (uint64_t)opts->v[GPUPROBE_PLAN_GPUS] : 1;
+    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
     gpuprobe_status st = job_prepare(ctx, model, opts, tp, &j);
     if (st == GPUPROBE_OK)
         st = job_largest(ctx, &j, param, budget_bytes, largest);
@@ -424,7 +400,7 @@ gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
     if ((st = gp_get_device(ctx, device, &dev)) != GPUPROBE_OK)
         return st;
     uint64_t tp = opts && dev->kind != GPUPROBE_DEVICE_CPU
-                      ? (uint64_t)opts->v[GPUPROBE_PLAN_GPUS] : 1;
+                      ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
     job j;
     gp_memory mem;
     gpuprobe_plan p;
