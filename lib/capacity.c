@@ -152,12 +152,15 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
                        "gpuprobe_device_capacity: unknown dtype %d or "
                        "workload %d",
                        (int)dtype, (int)workload);
-    if (st != GPUPROBE_OK)
+    if (st != GPUPROBE_OK) {
+        char list[64];
+        gp_format_dtypes(list, sizeof list, GP_DTYPES_TRAINING, " and ");
         return gp_fail(ctx, st,
                        "gpuprobe_device_capacity: no %s rule for %s (defined "
-                       "for fp32, fp64, fp16 and bf16 only)",
+                       "for %s only)",
                        gpuprobe_workload_name(workload),
-                       gpuprobe_dtype_name(dtype));
+                       gpuprobe_dtype_name(dtype), list);
+    }
 
     const gp_device *dev = NULL;
     st = gp_get_device(ctx, device, &dev);

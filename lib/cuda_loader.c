@@ -393,8 +393,8 @@ static void no_device(gpuprobe_context *ctx, gp_cuda *c, const char *what)
 static void too_old(gpuprobe_context *ctx, const char *extra)
 {
     char d[16], r[16];
-    gp_cuda_version_string(ctx->driver_version, d, sizeof d);
-    gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
+    gp_format_cuda_version(d, sizeof d, ctx->driver_version);
+    gp_format_cuda_version(r, sizeof r, ctx->runtime_version);
     set_cause(ctx, GPUPROBE_CUDA_DRIVER_TOO_OLD,
               "driver supports CUDA %s, runtime is %s%s: update the NVIDIA "
               "driver, or point GPUPROBE_CUDA_LIBDIR at an older CUDA runtime",
@@ -601,8 +601,8 @@ static void count_devices(gpuprobe_context *ctx, gp_cuda *c)
                   en, es);
     } else {
         char d[16], r[16], name[160];
-        gp_cuda_version_string(ctx->driver_version, d, sizeof d);
-        gp_cuda_version_string(ctx->runtime_version, r, sizeof r);
+        gp_format_cuda_version(d, sizeof d, ctx->driver_version);
+        gp_format_cuda_version(r, sizeof r, ctx->runtime_version);
         rt_label(c, name, sizeof name);
         set_cause(ctx, GPUPROBE_CUDA_AVAILABLE,
                   "%d CUDA device(s); driver supports CUDA %s, runtime %s (%s)", n, d, r,

@@ -16,6 +16,7 @@
 #define GPUPROBE_INTERNAL_H
 
 #include "gpuprobe.h"
+#include "format.h"
 #include "names.h"
 
 #include <stdarg.h>
@@ -141,7 +142,9 @@ struct gpuprobe_context {
 
 /* ==== Floor 1: helpers (util.c, names.c, params.c, stats.c, numbers.c) == */
 
-/* ---- names.c: the lists and their lookups are in names.h (included above) ---- */
+/* ---- names.c: the lists and their lookups are in names.h (included above) ----
+ * ---- format.c: figures, dtype lists, SIMD words for people, shared with
+ * the commands: format.h (included above) ---- */
 
 /* ---- util.c: text, the environment, the context's message ---- */
 
@@ -180,8 +183,6 @@ void gp_quote(char *dst, size_t size, const char *text, size_t max);
 void gp_quote_inplace(char *text);
 /* secure_getenv where available. */
 const char *gp_getenv(const char *name);
-/* A CUDA version number as text: "12.4" from 12040; "unknown" for 0 or less. */
-void gp_cuda_version_string(int version, char *buf, size_t size);
 
 /* ---- params.c: the parameter table behind the three option objects ----
  *

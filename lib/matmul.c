@@ -348,25 +348,33 @@ static gpuprobe_status check_host(gpuprobe_context *ctx, const gp_mm_job *job,
     return gp_host_fits(ctx, &hm, memory, mdetail, space, sdetail, what);
 }
 
+/* The dtypes each backend runs are a column of names.h's list. */
 static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
                                    gpuprobe_dtype dt)
 {
-    if ((unsigned)dt > GPUPROBE_DTYPE_BF16)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "matmul dtype %d is not fp32, fp64, tf32, fp16 or bf16",
-                       (int)dt);
-    if (dev->kind == GPUPROBE_DEVICE_CPU) {
-        if (dt != GPUPROBE_DTYPE_FP32 && dt != GPUPROBE_DTYPE_FP64)
-            return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
-                           "matmul in %s needs a CUDA device; the CPU "
-                           "backend (OpenBLAS) does fp32 and fp64",
-                           gpuprobe_dtype_name(dt));
-        return GPUPROBE_OK;
+    unsigned where = gp_dtype_matmul(dt);
+    char list[64];
+    if (!where) {
+        gp_format_dtypes(list, sizeof list, GP_DTYPES_MATMUL, " or ");
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "matmul dtype %d is not %s",
+                       (int)dt, list);
     }
-    if (dt == GPUPROBE_DTYPE_FP64)
+    if (dev->kind == GPUPROBE_DEVICE_CPU) {
+        if (where & GP_MATMUL_CPU)
+            return GPUPROBE_OK;
+        gp_format_dtypes(list, sizeof list, GP_DTYPES_MATMUL_CPU, " and ");
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
-                       "matmul in fp64 is done on the CPU only; CUDA devices "
-                       "do fp32, tf32, fp16 and bf16");
+                       "matmul in %s needs a CUDA device; the CPU backend "
+                       "(OpenBLAS) does %s",
+                       gpuprobe_dtype_name(dt), list);
+    }
+    if (!(where & GP_MATMUL_GPU)) {
+        gp_format_dtypes(list, sizeof list, GP_DTYPES_MATMUL_GPU, " and ");
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                       "matmul in %s is done on the CPU only; CUDA devices "
+                       "do %s",
+                       gpuprobe_dtype_name(dt), list);
+    }
     char name[80];
     gp_quote(name, sizeof name, dev->name, 64);
     if ((dt == GPUPROBE_DTYPE_TF32 || dt == GPUPROBE_DTYPE_BF16) &&

@@ -92,9 +92,9 @@ const char *gpuprobe_cuda_cause_name(gpuprobe_cuda_cause cause)
 
 static const struct {
     const char *name;
-    unsigned half_bytes, train_bytes;
+    unsigned half_bytes, train_bytes, matmul;
 } dtype_table[] = {
-#define GP_ROW(c, name, half, train) [c] = {name, half, train},
+#define GP_ROW(c, name, half, train, matmul) [c] = {name, half, train, matmul},
     GP_DTYPE_MAP(GP_ROW)
 #undef GP_ROW
 };
@@ -125,6 +125,11 @@ unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype)
 unsigned gp_dtype_train_bytes(gpuprobe_dtype dtype)
 {
     return gp_dtype_known(dtype) ? dtype_table[dtype].train_bytes : 0;
+}
+
+unsigned gp_dtype_matmul(gpuprobe_dtype dtype)
+{
+    return gp_dtype_known(dtype) ? dtype_table[dtype].matmul : 0;
 }
 
 /* The longest dtype name is 4 bytes; nothing longer can match. */

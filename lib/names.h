@@ -1,11 +1,14 @@
 /*
  * names.h - one list per public enum that has names: the constant, its
  * token and its text (and, for dtypes, the storage size and training
- * rule). names.c builds its tables and a switch from each list; the
- * switch has no default, so -Wswitch (in -Wall, an error in this build)
- * names any enumerator added to gpuprobe.h and missing here, and a
- * constant listed twice is a duplicate case. The lists are the only
- * place these words are written. Ground floor: see docs/architecture.md.
+ * rule, and where the timed matmul runs it). names.c builds its tables
+ * and a switch from each list; the switch has no default, so -Wswitch (in
+ * -Wall, an error in this build) names any enumerator added to gpuprobe.h
+ * and missing here, and a constant listed twice is a duplicate case.
+ * format.c builds the word lists and the SIMD words from them. The lists
+ * are the only place these words are written, for the library and for
+ * the commands (tools/), which include this header. Ground floor: see
+ * docs/architecture.md.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -51,20 +54,28 @@
       "no permission to open the NVIDIA device files")                       \
     X(GPUPROBE_CUDA_OTHER, "other", "CUDA failed to initialise")
 
+/* Where the timed matmul runs a dtype: bits of GP_DTYPE_MAP's last column. */
+#define GP_MATMUL_CPU 1u /* OpenBLAS (cpu_matmul.c) */
+#define GP_MATMUL_GPU 2u /* cuBLAS (cuda_matmul.c) */
+
 /*
- * X(constant, name, half_bytes, train_bytes): storage size in half bytes
- * (int4 = 1, fp16 = 4) and AdamW mixed-precision training bytes per
- * parameter (0: no training rule). See capacity.c.
+ * X(constant, name, half_bytes, train_bytes, matmul): storage size in half
+ * bytes (int4 = 1, fp16 = 4), AdamW mixed-precision training bytes per
+ * parameter (0: no training rule; see capacity.c), and the GP_MATMUL_*
+ * backends that run it (0: capacity only).
  */
 #define GP_DTYPE_MAP(X)                                                       \
-    X(GPUPROBE_DTYPE_FP32, "fp32", 8, 16)  /* 4 w + 4 g + 8 Adam moments */    \
-    X(GPUPROBE_DTYPE_FP64, "fp64", 16, 32) /* all of the above in fp64 */      \
-    X(GPUPROBE_DTYPE_TF32, "tf32", 8, 0)   /* compute mode; fp32 storage */    \
-    X(GPUPROBE_DTYPE_FP16, "fp16", 4, 16)  /* 2 w + 2 g + 4 master + 8 Adam */ \
-    X(GPUPROBE_DTYPE_BF16, "bf16", 4, 16)  /* same */                          \
-    X(GPUPROBE_DTYPE_FP8, "fp8", 2, 0)                                        \
-    X(GPUPROBE_DTYPE_INT8, "int8", 2, 0)                                      \
-    X(GPUPROBE_DTYPE_INT4, "int4", 1, 0)
+    /* fp32: 4 w + 4 g + 8 Adam moments; fp64: all of it in fp64 */           \
+    X(GPUPROBE_DTYPE_FP32, "fp32", 8, 16, GP_MATMUL_CPU | GP_MATMUL_GPU)     \
+    X(GPUPROBE_DTYPE_FP64, "fp64", 16, 32, GP_MATMUL_CPU)                     \
+    /* tf32: a compute mode over fp32 storage */                              \
+    X(GPUPROBE_DTYPE_TF32, "tf32", 8, 0, GP_MATMUL_GPU)                       \
+    /* fp16, bf16: 2 w + 2 g + 4 master + 8 Adam */                           \
+    X(GPUPROBE_DTYPE_FP16, "fp16", 4, 16, GP_MATMUL_GPU)                      \
+    X(GPUPROBE_DTYPE_BF16, "bf16", 4, 16, GP_MATMUL_GPU)                      \
+    X(GPUPROBE_DTYPE_FP8, "fp8", 2, 0, 0)                                     \
+    X(GPUPROBE_DTYPE_INT8, "int8", 2, 0, 0)                                   \
+    X(GPUPROBE_DTYPE_INT4, "int4", 1, 0, 0)
 
 /* X(constant, name) */
 #define GP_WORKLOAD_MAP(X)                                                    \
@@ -72,9 +83,20 @@
     X(GPUPROBE_WORKLOAD_INFERENCE, "inference")                               \
     X(GPUPROBE_WORKLOAD_TRAINING, "training")
 
-/* The dtype's columns; 0 for a value outside the enum. */
+/* X(constant, name, label): the token (JSON, labels) and the words for
+ * people. */
+#define GP_SIMD_MAP(X)                                                        \
+    X(GPUPROBE_SIMD_NONE, "none", "baseline")                                 \
+    X(GPUPROBE_SIMD_SSE4_2, "sse4_2", "SSE4.2")                               \
+    X(GPUPROBE_SIMD_AVX, "avx", "AVX")                                        \
+    X(GPUPROBE_SIMD_AVX2_FMA, "avx2_fma", "AVX2+FMA")                         \
+    X(GPUPROBE_SIMD_AVX512, "avx512", "AVX-512")
+
+/* names.c (the library only; the commands use format.h): the dtype's
+ * columns, 0 for a value outside the enum. */
 unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype);
 unsigned gp_dtype_train_bytes(gpuprobe_dtype dtype);
+unsigned gp_dtype_matmul(gpuprobe_dtype dtype);
 /* 1 when the value is one of the enum's constants. */
 int gp_dtype_known(gpuprobe_dtype dtype);
 int gp_workload_known(gpuprobe_workload workload);

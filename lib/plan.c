@@ -120,11 +120,14 @@ static gpuprobe_status job_prepare(gpuprobe_context *ctx,
     uint64_t per_param;
     if (j->o[GPUPROBE_PLAN_WORKLOAD] == GPUPROBE_WORKLOAD_TRAINING &&
         gpuprobe_capacity_bytes(1, wd, GPUPROBE_WORKLOAD_TRAINING,
-                                &per_param) != GPUPROBE_OK)
+                                &per_param) != GPUPROBE_OK) {
+        char list[64];
+        gp_format_dtypes(list, sizeof list, GP_DTYPES_TRAINING, " or ");
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
                        "no training rule for %s weights (AdamW mixed "
-                       "precision: fp32, fp64, fp16 or bf16)",
-                       gpuprobe_dtype_name(wd));
+                       "precision: %s)",
+                       gpuprobe_dtype_name(wd), list);
+    }
     gpuprobe_status st = gp_model_shape(ctx, model, tp, &j->s);
     if (st != GPUPROBE_OK)
         return st;

@@ -190,44 +190,6 @@ static void sb_add_cut(sbuf *sb, const char *text, size_t max)
         sb_add(sb, "%.*s...", (int)(max - 3), text);
 }
 
-/* "12.0 GB": decimal units, one decimal, as the examples print; integer
- * arithmetic only. Values below 1000 are printed whole. */
-static void fmt_scaled(char *buf, size_t size, uint64_t v,
-                       const char *const *unit, size_t nunits)
-{
-    if (v < 1000) {
-        snprintf(buf, size, "%llu", (unsigned long long)v);
-        return;
-    }
-    uint64_t scale = 1;
-    size_t u = 0;
-    while (u + 1 < nunits && v / scale >= 1000) {
-        scale *= 1000;
-        u++;
-    }
-    uint64_t step = scale / 10; /* one tenth of the unit, >= 100 */
-    uint64_t tenths = v / step;
-    if ((v % step) >= step - (v % step)) /* round half up without overflow */
-        tenths++;
-    snprintf(buf, size, "%llu.%llu %s", (unsigned long long)(tenths / 10),
-             (unsigned long long)(tenths % 10), unit[u]);
-}
-
-static void fmt_bytes(char *buf, size_t size, uint64_t v)
-{
-    static const char *const unit[] = {"", "kB", "MB", "GB", "TB", "PB", "EB"};
-    if (v < 1000)
-        snprintf(buf, size, "%llu B", (unsigned long long)v);
-    else
-        fmt_scaled(buf, size, v, unit, sizeof unit / sizeof unit[0]);
-}
-
-static void fmt_count(char *buf, size_t size, uint64_t v)
-{
-    static const char *const unit[] = {"", "K", "M", "B", "T", "Q"};
-    fmt_scaled(buf, size, v, unit, sizeof unit / sizeof unit[0]);
-}
-
 /* "cuda:0 (NVIDIA H200)" or "cpu". The name is the driver's: quoted. */
 static void device_label(char *buf, size_t size, const gp_device *dev)
 {
@@ -417,8 +379,8 @@ static gpuprobe_status check_memory(gpuprobe_context *ctx, size_t idx, const gp_
     c->free_bytes = info.available_bytes;
     if (c->free_bytes < r->min_free) {
         char a[32], b[32];
-        fmt_bytes(a, sizeof a, c->free_bytes);
-        fmt_bytes(b, sizeof b, r->min_free);
+        gp_format_bytes(a, sizeof a, c->free_bytes);
+        gp_format_bytes(b, sizeof b, r->min_free);
         gp_snprintf(c->why, sizeof c->why, "%s %s < %s required", a,
                     dev->kind == GPUPROBE_DEVICE_CPU ? "available" : "free", b);
     }
@@ -445,10 +407,10 @@ static gpuprobe_status check_fit(gpuprobe_context *ctx, size_t idx, const gp_dev
     if (cap.max_params >= r->fit_params)
         return GPUPROBE_OK;
     char n[32], a[32], u[32], b[32];
-    fmt_count(n, sizeof n, r->fit_params);
-    fmt_bytes(a, sizeof a, r->fit_bytes);
-    fmt_bytes(u, sizeof u, cap.usable_bytes);
-    fmt_bytes(b, sizeof b, cap.reserve_bytes);
+    gp_format_count(n, sizeof n, r->fit_params);
+    gp_format_bytes(a, sizeof a, r->fit_bytes);
+    gp_format_bytes(u, sizeof u, cap.usable_bytes);
+    gp_format_bytes(b, sizeof b, cap.reserve_bytes);
     const char *dt = gpuprobe_dtype_name(r->fit_dtype);
     const char *wl = gpuprobe_workload_name(r->fit_workload);
     int cpu = dev->kind == GPUPROBE_DEVICE_CPU;
@@ -731,7 +693,7 @@ static gpuprobe_status pick_best(selection *s, const ranking *k, size_t *device,
     char label[NAME_SHOWN + 48], fb[32];
     sb_init(&out, s->ctx->reason, sizeof s->ctx->reason);
     device_label(label, sizeof label, k->dev);
-    fmt_bytes(fb, sizeof fb, k->free_bytes);
+    gp_format_bytes(fb, sizeof fb, k->free_bytes);
     if (k->nfit == 1 && s->ncuda == 1)
         sb_add(&out, "%s: %s, %s free, the only CUDA device", s->head, label, fb);
     else if (k->nfit == 1)

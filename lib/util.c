@@ -134,11 +134,3 @@ gpuprobe_status gp_check_size(gpuprobe_context *ctx, const char *fn, const char 
                    "%s: %s->size is %zu, less than the %zu bytes of %s (use %s)",
                    fn, arg, size, min, type, init);
 }
-
-void gp_cuda_version_string(int version, char *buf, size_t size)
-{
-    if (version <= 0)
-        gp_strlcpy(buf, "unknown", size);
-    else
-        gp_snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
-}

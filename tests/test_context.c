@@ -280,28 +280,6 @@ static void quote_is(size_t size, const char *text, size_t max, const char *want
                      size, max, i);
 }
 
-/* CUDA version numbers as text: 1000 x major + 10 x minor. */
-static void test_cuda_version_text(void **state)
-{
-    (void)state;
-    static const struct {
-        int v;
-        const char *want;
-    } cases[] = {
-        {13000, "13.0"}, {12040, "12.4"}, {12080, "12.8"}, {11020, "11.2"},
-        {40990, "40.99"}, {999, "0.99"}, {1000, "1.0"}, {0, "unknown"}, {-5, "unknown"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char buf[16];
-        gp_cuda_version_string(cases[i].v, buf, sizeof buf);
-        if (strcmp(buf, cases[i].want) != 0)
-            fail_msg("version %d as \"%s\", want \"%s\"", cases[i].v, buf, cases[i].want);
-    }
-    char small[4];
-    gp_cuda_version_string(12040, small, sizeof small); /* cut, terminated */
-    assert_string_equal(small, "12.");
-}
-
 static void test_quote(void **state)
 {
     (void)state;
@@ -338,7 +316,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_numbers),
         cmocka_unit_test(test_version_string_format),
-        cmocka_unit_test(test_cuda_version_text),
         cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_cause_strings),
         cmocka_unit_test(test_create_destroy),
