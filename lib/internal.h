@@ -169,8 +169,10 @@ void gp_strlcpy(char *dst, const char *src, size_t size);
 void gp_snprintf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
 /* gp_snprintf() with a va_list. */
 void gp_vsnprintf(char *dst, size_t size, const char *fmt, va_list ap) GP_PRINTF(3, 0);
-/* gp_snprintf() after the text dst[size] already holds (cut to fit, always
- * terminated); nothing when it is full. */
+/* gp_snprintf() after the text dst[size] already holds, cut to fit and
+ * always terminated; when anything is left out (also once the buffer is
+ * full), the text ends in "..." (for a size of 4 or more). The one way
+ * the library builds a message or a reason from pieces. */
 void gp_appendf(char *dst, size_t size, const char *fmt, ...) GP_PRINTF(3, 4);
 /* The one quoting rule for text from outside (dlerror(), driver strings,
  * file contents, the environment, device names): copy at most max bytes of

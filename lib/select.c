@@ -32,7 +32,6 @@
 #include "internal.h"
 
 #include <limits.h>
-#include <stdio.h>
 #include <string.h>
 
 /* Longer than any valid spec ("cuda:2147483647" is 15 bytes). */
@@ -136,58 +135,15 @@ gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
                    upper ? " (specs are lower case)" : "", spec_expected);
 }
 
-/* ---- bounded text building ---- */
+/* ---- text ---- */
 
-typedef struct sbuf {
-    char *buf;
-    size_t size;
-    size_t len;
-    int truncated;
-} sbuf;
-
-static void sb_init(sbuf *sb, char *buf, size_t size)
+/* Append text cut to at most max bytes, the cut marked with "..." (the
+ * list of GPUs left out, inside a longer message). */
+static void append_cut(char *dst, size_t size, const char *text, size_t max)
 {
-    sb->buf = buf;
-    sb->size = size;
-    sb->len = 0;
-    sb->truncated = 0;
-    if (size)
-        buf[0] = '\0';
-}
-
-static void sb_add(sbuf *sb, const char *fmt, ...) GP_PRINTF(2, 3);
-static void sb_add(sbuf *sb, const char *fmt, ...)
-{
-    if (sb->truncated || sb->size == 0)
-        return;
-    size_t room = sb->size - sb->len;
-    va_list ap;
-    va_start(ap, fmt);
-    int r = vsnprintf(sb->buf + sb->len, room, fmt, ap);
-    va_end(ap);
-    if (r < 0) {
-        sb->buf[sb->len] = '\0';
-        return;
-    }
-    if ((size_t)r >= room) {
-        sb->len = sb->size - 1;
-        sb->truncated = 1;
-        /* Mark the cut. */
-        if (sb->size >= 4)
-            memcpy(sb->buf + sb->size - 4, "...", 4);
-        return;
-    }
-    sb->len += (size_t)r;
-}
-
-/* Append text, cut to at most max bytes with a "..." mark when longer. */
-static void sb_add_cut(sbuf *sb, const char *text, size_t max)
-{
-    size_t n = strnlen(text, max + 1);
-    if (n <= max || max < 3)
-        sb_add(sb, "%.*s", (int)max, text);
-    else
-        sb_add(sb, "%.*s...", (int)(max - 3), text);
+    char cut[GP_ERR_LEN];
+    gp_quote(cut, max < sizeof cut ? max + 1 : sizeof cut, text, SIZE_MAX);
+    gp_appendf(dst, size, "%s", cut);
 }
 
 /* "cuda:0 (NVIDIA H200)" or "cpu". The name is the driver's: quoted. */
@@ -620,8 +576,7 @@ typedef struct ranking {
     uint64_t free_bytes;
     int util;                    /* read on a tie only; 101: unknown; -1: not read */
     char tie[NAME_SHOWN + 128];  /* how a tie was broken */
-    char fails[GP_ERR_LEN];
-    sbuf fl;
+    char fails[GP_ERR_LEN];      /* "label: why; label: why" */
 } ranking;
 
 /* Candidate i (which meets the requirements, with free memory f) against
@@ -660,7 +615,6 @@ static gpuprobe_status rank_cuda(selection *s, ranking *k)
 {
     memset(k, 0, sizeof *k);
     k->util = -1;
-    sb_init(&k->fl, k->fails, sizeof k->fails);
     if (!s->cuda_usable)
         return GPUPROBE_OK;
     for (size_t i = 0; i < s->count; i++) {
@@ -679,7 +633,8 @@ static gpuprobe_status rank_cuda(selection *s, ranking *k)
         } else {
             char label[NAME_SHOWN + 48];
             device_label(label, sizeof label, d);
-            sb_add(&k->fl, "%s%s: %s", k->fl.len ? "; " : "", label, c.why);
+            gp_appendf(k->fails, sizeof k->fails, "%s%s: %s", k->fails[0] ? "; " : "",
+                       label, c.why);
         }
     }
     return GPUPROBE_OK;
@@ -689,23 +644,23 @@ static gpuprobe_status rank_cuda(selection *s, ranking *k)
 static gpuprobe_status pick_best(selection *s, const ranking *k, size_t *device,
                                  const char **reason)
 {
-    sbuf out;
-    char label[NAME_SHOWN + 48], fb[32];
-    sb_init(&out, s->ctx->reason, sizeof s->ctx->reason);
+    char *out = s->ctx->reason, label[NAME_SHOWN + 48], fb[32];
+    size_t size = sizeof s->ctx->reason;
     device_label(label, sizeof label, k->dev);
     gp_format_bytes(fb, sizeof fb, k->free_bytes);
+    out[0] = '\0';
     if (k->nfit == 1 && s->ncuda == 1)
-        sb_add(&out, "%s: %s, %s free, the only CUDA device", s->head, label, fb);
+        gp_appendf(out, size, "%s: %s, %s free, the only CUDA device", s->head, label, fb);
     else if (k->nfit == 1)
-        sb_add(&out, "%s: %s, %s free, the only CUDA device that %s", s->head, label, fb,
-               s->has_req ? "meets the requirements" : "could be used");
+        gp_appendf(out, size, "%s: %s, %s free, the only CUDA device that %s", s->head, label,
+                   fb, s->has_req ? "meets the requirements" : "could be used");
     else
-        sb_add(&out, "%s: %s has the most free memory (%s) of %zu CUDA devices%s", s->head,
-               label, fb, k->nfit, s->has_req ? " that meet the requirements" : "");
-    if (k->tie[0])
-        sb_add(&out, "%s", k->tie);
-    if (k->fl.len)
-        sb_add(&out, "; skipped %s", k->fails);
+        gp_appendf(out, size, "%s: %s has the most free memory (%s) of %zu CUDA devices%s",
+                   s->head, label, fb, k->nfit,
+                   s->has_req ? " that meet the requirements" : "");
+    gp_appendf(out, size, "%s", k->tie);
+    if (k->fails[0])
+        gp_appendf(out, size, "; skipped %s", k->fails);
     return chosen(s->ctx, k->idx, device, reason);
 }
 
@@ -718,27 +673,27 @@ static gpuprobe_status fall_back(selection *s, const ranking *k, size_t *device,
     gpuprobe_status st = evaluate(s->ctx, 0, s->cpu_dev, &s->r, 0, &c);
     if (st != GPUPROBE_OK)
         return st;
-    sbuf out;
     if (!c.ok) {
-        char msg[GP_ERR_LEN];
-        sb_init(&out, msg, sizeof msg);
+        char msg[GP_ERR_LEN] = "";
         if (s->cuda_usable) {
-            sb_add_cut(&out, k->fails, 300);
-            sb_add(&out, "; ");
+            append_cut(msg, sizeof msg, k->fails, 300);
+            gp_appendf(msg, sizeof msg, "; ");
         } else {
-            sb_add(&out, "CUDA not usable (%s); ", s->why_cuda);
+            gp_appendf(msg, sizeof msg, "CUDA not usable (%s); ", s->why_cuda);
         }
-        sb_add(&out, "cpu: %s", c.why);
+        gp_appendf(msg, sizeof msg, "cpu: %s", c.why);
         return gp_fail(s->ctx, GPUPROBE_ERR_NO_FIT, "%s", msg);
     }
-    sb_init(&out, s->ctx->reason, sizeof s->ctx->reason);
+    char *out = s->ctx->reason;
+    size_t size = sizeof s->ctx->reason;
+    out[0] = '\0';
     if (s->cuda_usable) {
-        sb_add(&out, "%s: no CUDA device %s (", s->head,
-               s->has_req ? "meets the requirements" : "could be used");
-        sb_add_cut(&out, k->fails, 380);
-        sb_add(&out, "); using cpu");
+        gp_appendf(out, size, "%s: no CUDA device %s (", s->head,
+                   s->has_req ? "meets the requirements" : "could be used");
+        append_cut(out, size, k->fails, 380);
+        gp_appendf(out, size, "); using cpu");
     } else {
-        sb_add(&out, "%s: CUDA not usable (%s); using cpu", s->head, s->why_cuda);
+        gp_appendf(out, size, "%s: CUDA not usable (%s); using cpu", s->head, s->why_cuda);
     }
     return chosen(s->ctx, 0, device, reason);
 }

@@ -45,11 +45,17 @@ void gp_snprintf(char *dst, size_t size, const char *fmt, ...)
 
 void gp_appendf(char *dst, size_t size, const char *fmt, ...)
 {
-    size_t used = strnlen(dst, size); /* size when full: nothing written */
+    size_t used = strnlen(dst, size);
+    if (used == size) /* no terminator within size: not ours to touch */
+        return;
     va_list ap;
     va_start(ap, fmt);
-    gp_vsnprintf(dst + used, size - used, fmt, ap);
+    int r = vsnprintf(dst + used, size - used, fmt, ap);
     va_end(ap);
+    if (r < 0)
+        dst[used] = '\0';
+    else if ((size_t)r >= size - used && size >= 4) /* something was left out */
+        memcpy(dst + size - 4, "...", 4);
 }
 
 void gp_quote(char *dst, size_t size, const char *text, size_t max)

@@ -99,28 +99,39 @@ static void quote_rule(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
-/* Appending: after what the buffer holds, cut to fit, always terminated;
- * a full buffer is left as it is. */
+/* Appending: after what the buffer holds, cut to fit, always terminated,
+ * a cut marked with "..." at the end; a full buffer takes nothing more
+ * and says so; an empty piece changes nothing. */
 static void append_rule(void **state)
 {
     (void)state;
     char buf[8] = "ab";
     gp_appendf(buf, sizeof buf, "%s-%d", "cd", 7);
     assert_string_equal(buf, "abcd-7");
-    gp_appendf(buf, sizeof buf, "%s", "xyz"); /* room for one more */
+    gp_appendf(buf, sizeof buf, "%s", "x"); /* exactly full */
     assert_string_equal(buf, "abcd-7x");
+    gp_appendf(buf, sizeof buf, "%s", "");
+    assert_string_equal(buf, "abcd-7x");
+    gp_appendf(buf, sizeof buf, "%s", "q"); /* left out: marked */
+    assert_string_equal(buf, "abcd...");
     gp_appendf(buf, sizeof buf, "%s", "q");
-    assert_string_equal(buf, "abcd-7x");
+    assert_string_equal(buf, "abcd...");
+    char two[8] = "ab";
+    gp_appendf(two, sizeof two, "%s", "cdefgh"); /* one byte over */
+    assert_string_equal(two, "abcd...");
+    char tiny[3] = "";
+    gp_appendf(tiny, sizeof tiny, "%s", "xyz"); /* no room for a mark */
+    assert_string_equal(tiny, "xy");
     char unterminated[4] = {'a', 'b', 'c', 'd'};
     char after = 'z';
     gp_appendf(unterminated, sizeof unterminated, "%s", "e");
     assert_memory_equal(unterminated, "abcd", 4);
     assert_int_equal(after, 'z');
-    char empty[4] = "";
+    char empty[5] = "";
     gp_appendf(empty, sizeof empty, "%d", 12345);
-    assert_string_equal(empty, "123");
+    assert_string_equal(empty, "1...");
     gp_appendf(empty, 0, "%d", 9); /* no room at all */
-    assert_string_equal(empty, "123");
+    assert_string_equal(empty, "1...");
 }
 
 /* The message of a refused size-prefixed struct, for one entry point. */
