@@ -47,6 +47,70 @@ static const char spec_expected[] =
     "expected auto, cpu, cuda or cuda:N (lower case; N a decimal CUDA "
     "ordinal without sign or leading zeros)";
 
+/* The words a spec may be, and what each selects ("" is "auto"). */
+static const struct {
+    const char *word;
+    gp_spec_kind kind;
+} spec_words[] = {
+    {"", GP_SPEC_AUTO},
+    {"auto", GP_SPEC_AUTO},
+    {"cpu", GP_SPEC_CPU},
+    {"cuda", GP_SPEC_CUDA},
+};
+#define N_SPEC_WORDS (sizeof spec_words / sizeof spec_words[0])
+
+/* The spec's bytes: at most SPEC_SCAN, printable ASCII. *len gets its
+ * length, q (SPEC_QUOTE + 8 bytes) its quoted form for messages. */
+static gpuprobe_status spec_bytes(gpuprobe_context *ctx, const char *spec, char *q,
+                                  size_t *len)
+{
+    *len = strnlen(spec, SPEC_SCAN + 1);
+    gp_quote(q, SPEC_QUOTE + 8, spec, SPEC_QUOTE);
+    if (*len > SPEC_SCAN)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "device spec \"%s\" is not valid: longer than %d bytes; %s", q,
+                       SPEC_SCAN, spec_expected);
+    for (size_t i = 0; i < *len; i++) {
+        unsigned char c = (unsigned char)spec[i];
+        if (c < 0x20 || c >= 0x7f)
+            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                           "device spec \"%s\" is not valid: it contains a "
+                           "control or non-ASCII byte (shown as '?'); %s",
+                           q, spec_expected);
+    }
+    return GPUPROBE_OK;
+}
+
+/* The N of "cuda:N" (d, nd bytes): decimal digits, no leading zero, at
+ * most INT_MAX. q is the quoted spec. */
+static gpuprobe_status spec_ordinal(gpuprobe_context *ctx, const char *q, const char *d,
+                                    size_t nd, int *index)
+{
+    const char *why = NULL;
+    long v = 0;
+    if (nd == 0)
+        why = "no ordinal after \"cuda:\"";
+    for (size_t i = 0; !why && i < nd; i++)
+        if (d[i] < '0' || d[i] > '9')
+            why = "the ordinal must be decimal digits only";
+    if (!why && nd > 1 && d[0] == '0')
+        why = "the ordinal has a leading zero";
+    for (size_t i = 0; !why && i < nd; i++) {
+        int digit = d[i] - '0';
+        if (v > (INT_MAX - digit) / 10)
+            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                           "device spec \"%s\" is not valid: the ordinal is larger "
+                           "than %d; %s",
+                           q, INT_MAX, spec_expected);
+        v = v * 10 + digit;
+    }
+    if (why)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "device spec \"%s\" is not valid: %s; %s", q, why, spec_expected);
+    *index = (int)v;
+    return GPUPROBE_OK;
+}
+
 gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
                               gp_spec_kind *kind, int *index)
 {
@@ -56,83 +120,39 @@ gpuprobe_status gp_parse_spec(gpuprobe_context *ctx, const char *spec,
     if (!kind || !index)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gp_parse_spec: NULL output");
-
     char q[SPEC_QUOTE + 8];
-    size_t len = strnlen(spec, SPEC_SCAN + 1);
-    if (len > SPEC_SCAN) {
-        gp_quote(q, sizeof q, spec, SPEC_QUOTE);
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "device spec \"%s\" is not valid: longer than %d "
-                       "bytes; %s",
-                       q, SPEC_SCAN, spec_expected);
-    }
-    gp_quote(q, sizeof q, spec, SPEC_QUOTE);
-
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)spec[i];
-        if (c < 0x20 || c >= 0x7f)
-            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                           "device spec \"%s\" is not valid: it contains a "
-                           "control or non-ASCII byte (shown as '?'); %s",
-                           q, spec_expected);
-    }
-
-    if (len == 0 || strcmp(spec, "auto") == 0) {
-        *kind = GP_SPEC_AUTO;
-        *index = -1;
-        return GPUPROBE_OK;
-    }
-    if (strcmp(spec, "cpu") == 0) {
-        *kind = GP_SPEC_CPU;
-        *index = -1;
-        return GPUPROBE_OK;
-    }
-    if (strcmp(spec, "cuda") == 0) {
-        *kind = GP_SPEC_CUDA;
-        *index = -1;
-        return GPUPROBE_OK;
+    size_t len;
+    gpuprobe_status st = spec_bytes(ctx, spec, q, &len);
+    if (st != GPUPROBE_OK)
+        return st;
+    for (size_t i = 0; i < N_SPEC_WORDS; i++) {
+        if (strcmp(spec, spec_words[i].word) == 0) {
+            *kind = spec_words[i].kind;
+            *index = -1;
+            return GPUPROBE_OK;
+        }
     }
     if (strncmp(spec, "cuda:", 5) == 0) {
-        const char *d = spec + 5;
-        size_t nd = len - 5;
-        if (nd == 0)
-            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                           "device spec \"%s\" is not valid: no ordinal after "
-                           "\"cuda:\"; %s",
-                           q, spec_expected);
-        for (size_t i = 0; i < nd; i++)
-            if (d[i] < '0' || d[i] > '9')
-                return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                               "device spec \"%s\" is not valid: the ordinal "
-                               "must be decimal digits only; %s",
-                               q, spec_expected);
-        if (nd > 1 && d[0] == '0')
-            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                           "device spec \"%s\" is not valid: the ordinal has "
-                           "a leading zero; %s",
-                           q, spec_expected);
-        long v = 0;
-        for (size_t i = 0; i < nd; i++) {
-            int digit = d[i] - '0';
-            if (v > (INT_MAX - digit) / 10)
-                return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                               "device spec \"%s\" is not valid: the ordinal "
-                               "is larger than %d; %s",
-                               q, INT_MAX, spec_expected);
-            v = v * 10 + digit;
-        }
-        *kind = GP_SPEC_CUDA_N;
-        *index = (int)v;
-        return GPUPROBE_OK;
+        st = spec_ordinal(ctx, q, spec + 5, len - 5, index);
+        if (st == GPUPROBE_OK)
+            *kind = GP_SPEC_CUDA_N;
+        return st;
     }
-
     int upper = 0;
     for (size_t i = 0; i < len; i++)
-        if (spec[i] >= 'A' && spec[i] <= 'Z')
-            upper = 1;
+        upper |= spec[i] >= 'A' && spec[i] <= 'Z';
     return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                    "device spec \"%s\" is not valid%s; %s", q,
                    upper ? " (specs are lower case)" : "", spec_expected);
+}
+
+/* How a reason names a kind of spec: its first word ("auto", not ""). */
+static const char *spec_word(gp_spec_kind kind)
+{
+    for (size_t i = 0; i < N_SPEC_WORDS; i++)
+        if (spec_words[i].kind == kind && spec_words[i].word[0])
+            return spec_words[i].word;
+    return "";
 }
 
 /* ---- text ---- */
@@ -469,11 +489,10 @@ static gpuprobe_status resolve_spec(selection *s, const char *spec, unsigned fla
         }
         return st;
     }
-    static const char *const kind_text[] = {"auto", "cpu", "cuda"};
     if (s->kind == GP_SPEC_CUDA_N)
         gp_snprintf(s->head, sizeof s->head, "cuda:%d", s->want);
     else
-        gp_snprintf(s->head, sizeof s->head, "%s", kind_text[s->kind]);
+        gp_snprintf(s->head, sizeof s->head, "%s", spec_word(s->kind));
     if (from_env)
         gp_appendf(s->head, sizeof s->head, " (from GPUPROBE_DEVICE)");
     return GPUPROBE_OK;
