@@ -127,13 +127,26 @@ gpuprobe_status gpuprobe_capacity_params(uint64_t bytes, gpuprobe_dtype dtype,
     return GPUPROBE_OK;
 }
 
-gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
-                                         gpuprobe_dtype dtype,
-                                         gpuprobe_workload workload,
-                                         unsigned flags, gpuprobe_capacity *out)
+gpuprobe_status gp_capacity_of(const gp_device *dev, const gp_memory *mem,
+                               gpuprobe_dtype dtype, gpuprobe_workload workload,
+                               gpuprobe_capacity *cap)
 {
-    if (!ctx)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    gpuprobe_reserve_source source;
+    cap->total_bytes = mem->total;
+    cap->free_bytes = mem->available;
+    cap->reserve_bytes = gp_context_overhead(dev, mem, &source);
+    cap->reserve_source = (uint32_t)source;
+    cap->usable_bytes = cap->free_bytes > cap->reserve_bytes
+                            ? cap->free_bytes - cap->reserve_bytes
+                            : 0;
+    return gpuprobe_capacity_params(cap->usable_bytes, dtype, workload, &cap->max_params);
+}
+
+/* The arguments of gpuprobe_device_capacity(), but the device. */
+static gpuprobe_status capacity_args(gpuprobe_context *ctx, gpuprobe_dtype dtype,
+                                     gpuprobe_workload workload, unsigned flags,
+                                     const gpuprobe_capacity *out)
+{
     if (!out)
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_capacity: out is NULL");
@@ -161,28 +174,28 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
                        gpuprobe_workload_name(workload),
                        gpuprobe_dtype_name(dtype), list);
     }
+    return GPUPROBE_OK;
+}
 
+gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
+                                         gpuprobe_dtype dtype,
+                                         gpuprobe_workload workload,
+                                         unsigned flags, gpuprobe_capacity *out)
+{
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
     const gp_device *dev = NULL;
-    st = gp_get_device(ctx, device, &dev);
-    if (st != GPUPROBE_OK)
-        return st;
-
     gp_memory mem;
-    st = gp_memory_read(ctx, device, 0, &mem);
+    gpuprobe_status st = capacity_args(ctx, dtype, workload, flags, out);
+    if (st == GPUPROBE_OK)
+        st = gp_get_device(ctx, device, &dev);
+    if (st == GPUPROBE_OK)
+        st = gp_memory_read(ctx, device, 0, &mem);
     if (st != GPUPROBE_OK)
         return st;
 
     gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-    gpuprobe_reserve_source source;
-    cap.total_bytes = mem.total;
-    cap.free_bytes = mem.available;
-    cap.reserve_bytes = gp_context_overhead(dev, &mem, &source);
-    cap.reserve_source = (uint32_t)source;
-    cap.usable_bytes = cap.free_bytes > cap.reserve_bytes
-                           ? cap.free_bytes - cap.reserve_bytes
-                           : 0;
-    st = gpuprobe_capacity_params(cap.usable_bytes, dtype, workload,
-                                  &cap.max_params);
+    st = gp_capacity_of(dev, &mem, dtype, workload, &cap);
     if (st == GPUPROBE_ERR_OVERFLOW)
         return gp_fail(ctx, st,
                        "%s: %llu usable bytes hold more than 10^15 %s "

@@ -581,6 +581,14 @@ static gpuprobe_status numa_node(gpuprobe_context *ctx, gpuprobe_attr attr, size
     return GPUPROBE_OK;
 }
 
+gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device,
+                                   gpuprobe_attr attr, int64_t *value)
+{
+    const gp_device *d = NULL;
+    gpuprobe_status st = gp_get_device(ctx, device, &d);
+    return st == GPUPROBE_OK ? nvml_now(ctx, attr, device, d, value) : st;
+}
+
 gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
                                         gpuprobe_attr attr, int64_t *value)
 {

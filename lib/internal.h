@@ -453,6 +453,12 @@ gpuprobe_status gp_get_device(gpuprobe_context *ctx, size_t index,
 gpuprobe_status gp_cpu_describe(gp_device *cpu, const char *sysroot);
 /* Detect the SIMD level from a /proc/cpuinfo "flags" line's contents. */
 int gp_simd_from_flags(const char *flags);
+/* A CUDA device's figure read from NVML now (the utilisation, compute
+ * processes, temperature, power and PCIe attributes), as
+ * gpuprobe_device_get_int() reads it: UNSUPPORTED with the reason when
+ * NVML cannot say. */
+gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device,
+                                   gpuprobe_attr attr, int64_t *value);
 
 /* ---- memory.c ---- */
 
@@ -521,6 +527,16 @@ static inline uint64_t gp_add(uint64_t a, uint64_t b, int *ovf)
         *ovf = 1;
     return r;
 }
+
+/* ---- capacity.c ---- */
+/* gpuprobe_device_capacity()'s figures from dev's memory reading mem:
+ * the context's reserve (gp_context_overhead()), what is left, and the
+ * largest parameter count; GPUPROBE_ERR_OVERFLOW (cap's bytes written) when
+ * that holds more than GPUPROBE_MAX_PARAMS. dtype and workload must have a
+ * rule. No message: the callers word their own. */
+gpuprobe_status gp_capacity_of(const gp_device *dev, const gp_memory *mem,
+                               gpuprobe_dtype dtype, gpuprobe_workload workload,
+                               gpuprobe_capacity *cap);
 
 /* ---- model.c ---- */
 /* A model as one GPU of a tensor-parallel group of tp holds it (tp = 1: the

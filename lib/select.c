@@ -18,11 +18,12 @@
  * - Specs are scanned at most SPEC_SCAN bytes far; anything longer is
  *   malformed. Messages quote the offending text through gp_quote().
  *
- * Free memory of every candidate GPU is read through gpuprobe_device_memory()
+ * Free memory of every candidate GPU is read once through gp_memory_read()
  * (NVML, no CUDA context; it serves the test seam's simulated devices too),
- * utilisation and other processes through the device attributes, and "fits
- * N parameters" through gpuprobe_device_capacity(), so selection, smi and
- * capacity always agree.
+ * utilisation and other processes through the attributes' own reader
+ * (gp_device_nvml_int()), and "fits N parameters" by the capacity rule on
+ * that same reading (gp_capacity_of()), so selection, smi and capacity
+ * always agree; no public entry point is called from here.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -257,6 +258,8 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
 /* The outcome of checking one device. */
 typedef struct cand {
     int ok;              /* meets every requirement */
+    int have_mem;        /* mem was read (once per check) */
+    gp_memory mem;
     uint64_t free_bytes; /* GPU: free; CPU: available RAM */
     char why[256];       /* the first requirement that failed */
 } cand;
@@ -271,7 +274,24 @@ static int is_fatal(gpuprobe_status st)
 }
 
 /* Each check below leaves c->why empty when the device passes, or says
- * why it fails; a status other than GPUPROBE_OK is fatal (is_fatal()). */
+ * why it fails; a status other than GPUPROBE_OK is fatal (is_fatal()).
+ * They read the devices through the library's own calls, never through
+ * its public entry points (which check their arguments again and clear
+ * the context's message when they succeed). A device that cannot answer
+ * is left out with the words of the call that failed: it wrote them into
+ * the context's message (gp_fail()) just before, and left() takes them
+ * at once. */
+
+/* The device is left out because a query failed: why is the query's
+ * message between before and after. */
+static gpuprobe_status left(gpuprobe_context *ctx, gpuprobe_status st, cand *c,
+                            const char *before, const char *after)
+{
+    if (is_fatal(st))
+        return st;
+    gp_snprintf(c->why, sizeof c->why, "%s%s%s", before, ctx->error, after);
+    return GPUPROBE_OK;
+}
 
 /* Compute capability: the CPU has none. */
 static void check_cc(const gp_device *dev, const req_t *r, cand *c)
@@ -288,16 +308,25 @@ static void check_cc(const gp_device *dev, const req_t *r, cand *c)
                     dev->cc_minor, r->cc_major, r->cc_minor);
 }
 
-/* An integer attribute a requirement needs; 1 when read, 0 when the device
- * fails for not saying (what names it in the message). */
-static gpuprobe_status need_attr(gpuprobe_context *ctx, size_t idx, gpuprobe_attr attr,
-                                 const char *what, int64_t *v, cand *c)
+/* An NVML figure a requirement needs; a device that cannot say it is left
+ * out, the figure named by what. */
+static gpuprobe_status need_figure(gpuprobe_context *ctx, size_t idx, gpuprobe_attr attr,
+                                   const char *what, int64_t *v, cand *c)
 {
-    gpuprobe_status qs = gpuprobe_device_get_int(ctx, idx, attr, v);
-    if (qs == GPUPROBE_OK || is_fatal(qs))
-        return qs;
-    gp_snprintf(c->why, sizeof c->why, "%s unknown (%s)", what, ctx->error);
-    return GPUPROBE_OK;
+    gpuprobe_status st = gp_device_nvml_int(ctx, idx, attr, v);
+    return st == GPUPROBE_OK ? st : left(ctx, st, c, what, ")");
+}
+
+/* The device's memory, read once for the free-memory check and the fit
+ * (what names the query in a failure). */
+static gpuprobe_status read_memory(gpuprobe_context *ctx, size_t idx, const char *what,
+                                   cand *c)
+{
+    if (c->have_mem)
+        return GPUPROBE_OK;
+    gpuprobe_status st = gp_memory_read(ctx, idx, 0, &c->mem);
+    c->have_mem = st == GPUPROBE_OK;
+    return st == GPUPROBE_OK ? st : left(ctx, st, c, what, "");
 }
 
 /* How busy the GPU is now: utilisation and other processes. */
@@ -314,7 +343,8 @@ static gpuprobe_status check_busy(gpuprobe_context *ctx, size_t idx, const gp_de
     int64_t v = 0;
     gpuprobe_status st;
     if (r->max_util >= 0) {
-        st = need_attr(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, "utilisation", &v, c);
+        st = need_figure(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, "utilisation unknown (",
+                         &v, c);
         if (st != GPUPROBE_OK || c->why[0])
             return st;
         if (v > r->max_util) {
@@ -324,7 +354,8 @@ static gpuprobe_status check_busy(gpuprobe_context *ctx, size_t idx, const gp_de
         }
     }
     if (r->no_other) {
-        st = need_attr(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, "processes", &v, c);
+        st = need_figure(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, "processes unknown (",
+                         &v, c);
         if (st != GPUPROBE_OK || c->why[0])
             return st;
         /* NVML lists this process too when it holds a context there. */
@@ -344,15 +375,10 @@ static gpuprobe_status check_memory(gpuprobe_context *ctx, size_t idx, const gp_
 {
     if (!need_free && r->min_free == 0)
         return GPUPROBE_OK;
-    gpuprobe_memory_info info = GPUPROBE_MEMORY_INFO_INIT;
-    gpuprobe_status st = gpuprobe_device_memory(ctx, idx, &info, 0);
-    if (st != GPUPROBE_OK) {
-        if (is_fatal(st))
-            return st;
-        gp_snprintf(c->why, sizeof c->why, "memory query failed: %s", ctx->error);
-        return GPUPROBE_OK;
-    }
-    c->free_bytes = info.available_bytes;
+    gpuprobe_status st = read_memory(ctx, idx, "memory query failed: ", c);
+    if (st != GPUPROBE_OK || c->why[0])
+        return st;
+    c->free_bytes = c->mem.available;
     if (c->free_bytes < r->min_free) {
         char a[32], b[32];
         gp_format_bytes(a, sizeof a, c->free_bytes);
@@ -363,23 +389,23 @@ static gpuprobe_status check_memory(gpuprobe_context *ctx, size_t idx, const gp_
     return GPUPROBE_OK;
 }
 
-/* "fits N parameters", through gpuprobe_device_capacity(). */
+/* "fits N parameters", by gpuprobe_device_capacity()'s rule
+ * (gp_capacity_of()) on the memory read for this check. */
 static gpuprobe_status check_fit(gpuprobe_context *ctx, size_t idx, const gp_device *dev,
                                  const req_t *r, cand *c)
 {
     if (r->fit_params == 0)
         return GPUPROBE_OK;
+    gpuprobe_status st = read_memory(ctx, idx, "capacity query failed: ", c);
+    if (st != GPUPROBE_OK || c->why[0])
+        return st;
     gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
-    gpuprobe_status st =
-        gpuprobe_device_capacity(ctx, idx, r->fit_dtype, r->fit_workload, 0, &cap);
+    st = gp_capacity_of(dev, &c->mem, r->fit_dtype, r->fit_workload, &cap);
     if (st == GPUPROBE_ERR_OVERFLOW)
         return GPUPROBE_OK; /* holds more than GPUPROBE_MAX_PARAMS: fits anything asked */
-    if (st != GPUPROBE_OK) {
-        if (is_fatal(st))
-            return st;
-        gp_snprintf(c->why, sizeof c->why, "capacity query failed: %s", ctx->error);
-        return GPUPROBE_OK;
-    }
+    if (st != GPUPROBE_OK)
+        return gp_fail(ctx, GPUPROBE_ERR_INTERNAL, "gpuprobe_select: %s",
+                       gpuprobe_status_string(st)); /* the rule was checked */
     if (cap.max_params >= r->fit_params)
         return GPUPROBE_OK;
     char n[32], a[32], u[32], b[32];
@@ -429,7 +455,7 @@ static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
 static int utilization(gpuprobe_context *ctx, size_t idx)
 {
     int64_t v = 0;
-    if (gpuprobe_device_get_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v) != GPUPROBE_OK ||
+    if (gp_device_nvml_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v) != GPUPROBE_OK ||
         v < 0 || v > 100)
         return 101;
     return (int)v;
@@ -502,25 +528,20 @@ static gpuprobe_status resolve_spec(selection *s, const char *spec, unsigned fla
 static gpuprobe_status survey(selection *s)
 {
     gpuprobe_context *ctx = s->ctx;
-    gpuprobe_status st = gpuprobe_device_count(ctx, &s->count);
+    gpuprobe_status st = gp_enumerate(ctx);
     if (st != GPUPROBE_OK)
         return st;
-    const char *detail = NULL;
-    s->cause = GPUPROBE_CUDA_OTHER;
-    st = gpuprobe_cuda_status(ctx, &s->cause, &detail);
-    if (st != GPUPROBE_OK)
-        return st;
-    if (detail && detail[0])
+    s->count = ctx->ndevices;
+    s->cause = ctx->cuda_cause;
+    const char *detail = ctx->cuda_detail;
+    if (detail[0])
         gp_snprintf(s->why_cuda, sizeof s->why_cuda, "%s: %.*s",
                     gpuprobe_cuda_cause_string(s->cause), DETAIL_SHOWN, detail);
     else
         gp_snprintf(s->why_cuda, sizeof s->why_cuda, "%s",
                     gpuprobe_cuda_cause_string(s->cause));
     for (size_t i = 0; i < s->count; i++) {
-        const gp_device *d = NULL;
-        st = gp_get_device(ctx, i, &d);
-        if (st != GPUPROBE_OK)
-            return st;
+        const gp_device *d = &ctx->devices[i];
         if (d->kind == GPUPROBE_DEVICE_CPU && !s->cpu_dev)
             s->cpu_dev = d;
         else if (d->kind == GPUPROBE_DEVICE_CUDA)

@@ -221,7 +221,10 @@ static void fleet8_untouched(void **state)
     assert_int_equal(pick(ctx, "cuda", &req, &why), 3); /* the idle H100 */
     req = (gpuprobe_requirements)GPUPROBE_REQUIREMENTS_INIT;
     req.fit_params = 60000000000; /* 120 GB in fp16: only the two H200s with 120 GiB */
+    simcuda_log_clear();
     assert_int_equal(pick(ctx, "cuda", &req, &why), 5);
+    /* One memory reading per GPU serves the ranking and the fit. */
+    assert_int_equal(simcuda_log_count("nvmlDeviceGetMemoryInfo_v2", SIMCUDA_ANY), n - 1);
     req.fit_params = 65000000000;
     size_t dev = 0;
     EXPECT(ctx, gpuprobe_select(ctx, "cuda", &req, GPUPROBE_SELECT_IGNORE_ENV, &dev, &why),
