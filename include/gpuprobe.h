@@ -157,19 +157,32 @@ GPUPROBE_API const char *gpuprobe_version_string(void);
 
 /** The result of every fallible call. Values are fixed and never reused. */
 typedef enum gpuprobe_status {
-    GPUPROBE_OK = 0,                     /**< Success. */
-    GPUPROBE_ERR_INVALID_ARGUMENT = 1,   /**< NULL pointer, bad value, non-zero reserved flags, malformed spec. */
-    GPUPROBE_ERR_OUT_OF_MEMORY = 2,      /**< A host allocation failed. */
-    GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY = 3, /**< A device allocation failed; nothing stays allocated. */
-    GPUPROBE_ERR_NOT_FOUND = 4,          /**< Device index out of range, or no such CUDA device. */
-    GPUPROBE_ERR_UNSUPPORTED = 5,        /**< Valid request the device or build cannot do (attribute of another kind, precision). */
-    GPUPROBE_ERR_CUDA_UNAVAILABLE = 6,   /**< CUDA is not usable; gpuprobe_cuda_status() says why. */
-    GPUPROBE_ERR_CUDA = 7,               /**< A CUDA or cuBLAS call failed; the message names the error. */
-    GPUPROBE_ERR_NO_FIT = 8,             /**< No device meets the requirements; the message says which failed where. */
-    GPUPROBE_ERR_VERIFY_FAILED = 9,      /**< A matmul result failed verification. */
-    GPUPROBE_ERR_OVERFLOW = 10,          /**< A size or count is too large to represent or exceeds a documented limit. */
-    GPUPROBE_ERR_SYSTEM = 11,            /**< An operating-system query failed; the message names it. */
-    GPUPROBE_ERR_INTERNAL = 12           /**< A bug in libgpuprobe; please report it. */
+    /** Success. */
+    GPUPROBE_OK = 0,
+    /** NULL pointer, bad value, non-zero reserved flags, malformed spec. */
+    GPUPROBE_ERR_INVALID_ARGUMENT = 1,
+    /** A host allocation failed. */
+    GPUPROBE_ERR_OUT_OF_MEMORY = 2,
+    /** A device allocation failed; nothing stays allocated. */
+    GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY = 3,
+    /** Device index out of range, or no such CUDA device. */
+    GPUPROBE_ERR_NOT_FOUND = 4,
+    /** Valid request the device or build cannot do (attribute of another kind, precision). */
+    GPUPROBE_ERR_UNSUPPORTED = 5,
+    /** CUDA is not usable; gpuprobe_cuda_status() says why. */
+    GPUPROBE_ERR_CUDA_UNAVAILABLE = 6,
+    /** A CUDA or cuBLAS call failed; the message names the error. */
+    GPUPROBE_ERR_CUDA = 7,
+    /** No device meets the requirements; the message says which failed where. */
+    GPUPROBE_ERR_NO_FIT = 8,
+    /** A matmul result failed verification. */
+    GPUPROBE_ERR_VERIFY_FAILED = 9,
+    /** A size or count is too large to represent or exceeds a documented limit. */
+    GPUPROBE_ERR_OVERFLOW = 10,
+    /** An operating-system query failed; the message names it. */
+    GPUPROBE_ERR_SYSTEM = 11,
+    /** A bug in libgpuprobe; please report it. */
+    GPUPROBE_ERR_INTERNAL = 12
 } gpuprobe_status;
 
 /**
@@ -239,17 +252,28 @@ GPUPROBE_API const char *gpuprobe_last_error(const gpuprobe_context *ctx);
 
 /** Why CUDA is or is not usable. Values are fixed and never reused. */
 typedef enum gpuprobe_cuda_cause {
-    GPUPROBE_CUDA_AVAILABLE = 0,        /**< At least one CUDA device is usable. */
-    GPUPROBE_CUDA_NOT_BUILT = 1,        /**< This libgpuprobe was built without CUDA support. */
-    GPUPROBE_CUDA_DISABLED = 2,         /**< Turned off by the user (`GPUPROBE_CUDA`). */
-    GPUPROBE_CUDA_NO_RUNTIME = 3,       /**< No CUDA runtime library (libcudart.so.N) could be loaded. */
-    GPUPROBE_CUDA_NO_DRIVER = 4,        /**< The NVIDIA driver library (libcuda.so.1) is missing. */
-    GPUPROBE_CUDA_NO_KERNEL_DRIVER = 5, /**< libcuda.so.1 loads but the kernel driver is not running. */
-    GPUPROBE_CUDA_DRIVER_TOO_OLD = 6,   /**< The driver supports an older CUDA than the runtime needs. */
-    GPUPROBE_CUDA_NO_DEVICE = 7,        /**< The driver works but finds no CUDA device. */
-    GPUPROBE_CUDA_DEVICES_HIDDEN = 8,   /**< Devices exist but `CUDA_VISIBLE_DEVICES` hides them all. */
-    GPUPROBE_CUDA_NO_PERMISSION = 9,    /**< No permission to open /dev/nvidia*. */
-    GPUPROBE_CUDA_OTHER = 10            /**< Any other failure; the detail names the CUDA error. */
+    /** At least one CUDA device is usable. */
+    GPUPROBE_CUDA_AVAILABLE = 0,
+    /** This libgpuprobe was built without CUDA support. */
+    GPUPROBE_CUDA_NOT_BUILT = 1,
+    /** Turned off by the user (`GPUPROBE_CUDA`). */
+    GPUPROBE_CUDA_DISABLED = 2,
+    /** No CUDA runtime library (libcudart.so.N) could be loaded. */
+    GPUPROBE_CUDA_NO_RUNTIME = 3,
+    /** The NVIDIA driver library (libcuda.so.1) is missing. */
+    GPUPROBE_CUDA_NO_DRIVER = 4,
+    /** libcuda.so.1 loads but the kernel driver is not running. */
+    GPUPROBE_CUDA_NO_KERNEL_DRIVER = 5,
+    /** The driver supports an older CUDA than the runtime needs. */
+    GPUPROBE_CUDA_DRIVER_TOO_OLD = 6,
+    /** The driver works but finds no CUDA device. */
+    GPUPROBE_CUDA_NO_DEVICE = 7,
+    /** Devices exist but `CUDA_VISIBLE_DEVICES` hides them all. */
+    GPUPROBE_CUDA_DEVICES_HIDDEN = 8,
+    /** No permission to open /dev/nvidia*. */
+    GPUPROBE_CUDA_NO_PERMISSION = 9,
+    /** Any other failure; the detail names the CUDA error. */
+    GPUPROBE_CUDA_OTHER = 10
 } gpuprobe_cuda_cause;
 
 /**
@@ -338,43 +362,95 @@ typedef enum gpuprobe_simd {
  * holds only one of its MIG instances).
  */
 typedef enum gpuprobe_attr {
-    GPUPROBE_ATTR_KIND = 0,            /**< int: ::gpuprobe_device_kind. All devices. */
-    GPUPROBE_ATTR_NAME = 1,            /**< string: product name (GPU) or CPU model name. All devices. */
-    GPUPROBE_ATTR_SPEC = 2,            /**< string: the device spec that selects it, "cpu" or "cuda:N". All devices. */
-    GPUPROBE_ATTR_CUDA_INDEX = 3,      /**< int: CUDA ordinal as this process sees it. CUDA only. */
-    GPUPROBE_ATTR_UUID = 4,            /**< string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints; a MIG instance's own "MIG-..." (since 1.1, where NVML or CUDA_VISIBLE_DEVICES tells an instance). CUDA only. */
-    GPUPROBE_ATTR_PCI_BUS_ID = 5,      /**< string: "dddd:bb:dd.f". CUDA only. */
-    GPUPROBE_ATTR_CC_MAJOR = 6,        /**< int: compute capability, major. CUDA only. */
-    GPUPROBE_ATTR_CC_MINOR = 7,        /**< int: compute capability, minor. CUDA only. */
-    GPUPROBE_ATTR_MULTIPROCESSORS = 8, /**< int: streaming multiprocessor count. CUDA only. */
-    GPUPROBE_ATTR_CLOCK_KHZ = 9,       /**< int: peak clock in kHz (GPU: SM clock; CPU: max frequency if the OS says). */
-    GPUPROBE_ATTR_MEMORY_CLOCK_KHZ = 10, /**< int: peak memory clock in kHz. CUDA only. */
-    GPUPROBE_ATTR_MEMORY_BUS_BITS = 11,  /**< int: memory bus width in bits. CUDA only. */
-    GPUPROBE_ATTR_TOTAL_MEMORY = 12,   /**< int: total memory in bytes (GPU: device memory; CPU: physical RAM). All devices. */
-    GPUPROBE_ATTR_LOGICAL_CORES = 13,  /**< int: logical CPUs online (sysconf). CPU only. */
-    GPUPROBE_ATTR_SIMD = 14,           /**< int: ::gpuprobe_simd. CPU only. */
-    GPUPROBE_ATTR_BLAS_CORE = 15,      /**< string: OpenBLAS core name, e.g. "Haswell". CPU only. The BLAS attributes load OpenBLAS (libopenblas.so.0) on first request; UNSUPPORTED when it cannot be loaded, OUT_OF_MEMORY when its thread pool (a 128 MiB buffer and a stack per thread) would not fit under RLIMIT_AS or RLIMIT_DATA. */
-    GPUPROBE_ATTR_BLAS_THREADS = 16,   /**< int: OpenBLAS thread count now. CPU only. */
-    GPUPROBE_ATTR_BLAS_CONFIG = 17,    /**< string: OpenBLAS build configuration. CPU only. */
+    /** int: ::gpuprobe_device_kind. All devices. */
+    GPUPROBE_ATTR_KIND = 0,
+    /** string: product name (GPU) or CPU model name. All devices. */
+    GPUPROBE_ATTR_NAME = 1,
+    /** string: the device spec that selects it, "cpu" or "cuda:N". All devices. */
+    GPUPROBE_ATTR_SPEC = 2,
+    /** int: CUDA ordinal as this process sees it. CUDA only. */
+    GPUPROBE_ATTR_CUDA_INDEX = 3,
+    /** string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints; a MIG
+     * instance's own "MIG-..." (since 1.1, where NVML or CUDA_VISIBLE_DEVICES tells an instance).
+     * CUDA only. */
+    GPUPROBE_ATTR_UUID = 4,
+    /** string: "dddd:bb:dd.f". CUDA only. */
+    GPUPROBE_ATTR_PCI_BUS_ID = 5,
+    /** int: compute capability, major. CUDA only. */
+    GPUPROBE_ATTR_CC_MAJOR = 6,
+    /** int: compute capability, minor. CUDA only. */
+    GPUPROBE_ATTR_CC_MINOR = 7,
+    /** int: streaming multiprocessor count. CUDA only. */
+    GPUPROBE_ATTR_MULTIPROCESSORS = 8,
+    /** int: peak clock in kHz (GPU: SM clock; CPU: max frequency if the OS says). */
+    GPUPROBE_ATTR_CLOCK_KHZ = 9,
+    /** int: peak memory clock in kHz. CUDA only. */
+    GPUPROBE_ATTR_MEMORY_CLOCK_KHZ = 10,
+    /** int: memory bus width in bits. CUDA only. */
+    GPUPROBE_ATTR_MEMORY_BUS_BITS = 11,
+    /** int: total memory in bytes (GPU: device memory; CPU: physical RAM). All devices. */
+    GPUPROBE_ATTR_TOTAL_MEMORY = 12,
+    /** int: logical CPUs online (sysconf). CPU only. */
+    GPUPROBE_ATTR_LOGICAL_CORES = 13,
+    /** int: ::gpuprobe_simd. CPU only. */
+    GPUPROBE_ATTR_SIMD = 14,
+    /** string: OpenBLAS core name, e.g. "Haswell". CPU only. The BLAS attributes load OpenBLAS
+     * (libopenblas.so.0) on first request; UNSUPPORTED when it cannot be loaded, OUT_OF_MEMORY when
+     * its thread pool (a 128 MiB buffer and a stack per thread) would not fit under RLIMIT_AS or
+     * RLIMIT_DATA. */
+    GPUPROBE_ATTR_BLAS_CORE = 15,
+    /** int: OpenBLAS thread count now. CPU only. */
+    GPUPROBE_ATTR_BLAS_THREADS = 16,
+    /** string: OpenBLAS build configuration. CPU only. */
+    GPUPROBE_ATTR_BLAS_CONFIG = 17,
     /* Since 1.1: placement and health, through NVML and sysfs (see below). CUDA only. */
-    GPUPROBE_ATTR_NVML_INDEX = 18,     /**< int: the GPU's index as nvidia-smi and NVML number GPUs (by PCI bus id), which differs from the CUDA ordinal under the default CUDA_DEVICE_ORDER=FASTEST_FIRST. A MIG instance: its GPU's. */
-    GPUPROBE_ATTR_MIG_MODE = 19,       /**< int: the GPU's current MIG mode, 1 enabled, 0 disabled (a MIG instance: 1). UNSUPPORTED on GPUs without MIG. */
-    GPUPROBE_ATTR_MIG_INSTANCE = 20,   /**< int: 1 when the device is a MIG instance (a slice of a GPU in MIG mode, named in CUDA_VISIBLE_DEVICES by its MIG- UUID), 0 when it is a whole GPU. */
-    GPUPROBE_ATTR_MIG_INDEX = 21,      /**< int: a MIG instance's index among its GPU's instances (nvidia-smi's "MIG dev"). MIG instances only. */
-    GPUPROBE_ATTR_MIG_PARENT_UUID = 22, /**< string: a MIG instance's GPU, "GPU-...". MIG instances only. */
-    GPUPROBE_ATTR_MIG_COUNT = 23,      /**< int: the MIG instances of the GPU (a MIG instance: of its GPU); 0 with MIG disabled. */
-    GPUPROBE_ATTR_GPU_UTILIZATION = 24, /**< int, now: percent of the last sample period in which a kernel ran (NVML's "GPU utilisation"). UNSUPPORTED in MIG mode. */
-    GPUPROBE_ATTR_MEMORY_UTILIZATION = 25, /**< int, now: percent of the last sample period in which device memory was read or written. UNSUPPORTED in MIG mode. */
-    GPUPROBE_ATTR_TEMPERATURE_C = 26,  /**< int, now: GPU temperature in degrees Celsius (a MIG instance: its GPU's). */
-    GPUPROBE_ATTR_POWER_MW = 27,       /**< int, now: power draw in milliwatts (a MIG instance: its GPU's). */
-    GPUPROBE_ATTR_POWER_LIMIT_MW = 28, /**< int: the enforced power limit in milliwatts (a MIG instance: its GPU's). */
-    GPUPROBE_ATTR_COMPUTE_PROCESSES = 29, /**< int, now: processes with a CUDA context on the device (a MIG instance: on the instance), this one included when it holds one. A count only: inside a container's PID namespace the process IDs NVML gives are not the container's. */
-    GPUPROBE_ATTR_NUMA_NODE = 30,      /**< int: the NUMA node the GPU is attached to (sysfs numa_node); UNSUPPORTED when the platform does not say (-1 there). */
-    GPUPROBE_ATTR_LOCAL_CPUS = 31,     /**< string: the CPUs closest to the GPU as a list, e.g. "0-31,64-95" (sysfs local_cpulist). */
-    GPUPROBE_ATTR_PCIE_GEN = 32,       /**< int, now: current PCIe link generation (it drops at idle to save power; a MIG instance: its GPU's). */
-    GPUPROBE_ATTR_PCIE_WIDTH = 33,     /**< int, now: current PCIe link width (lanes). */
-    GPUPROBE_ATTR_PCIE_MAX_GEN = 34,   /**< int: the highest PCIe generation the GPU and the system support together. */
-    GPUPROBE_ATTR_PCIE_MAX_WIDTH = 35  /**< int: the widest PCIe link the GPU and the system support together. */
+    /** int: the GPU's index as nvidia-smi and NVML number GPUs (by PCI bus id), which differs from
+     * the CUDA ordinal under the default CUDA_DEVICE_ORDER=FASTEST_FIRST. A MIG instance: its
+     * GPU's. */
+    GPUPROBE_ATTR_NVML_INDEX = 18,
+    /** int: the GPU's current MIG mode, 1 enabled, 0 disabled (a MIG instance: 1). UNSUPPORTED on
+     * GPUs without MIG. */
+    GPUPROBE_ATTR_MIG_MODE = 19,
+    /** int: 1 when the device is a MIG instance (a slice of a GPU in MIG mode, named in
+     * CUDA_VISIBLE_DEVICES by its MIG- UUID), 0 when it is a whole GPU. */
+    GPUPROBE_ATTR_MIG_INSTANCE = 20,
+    /** int: a MIG instance's index among its GPU's instances (nvidia-smi's "MIG dev"). MIG
+     * instances only. */
+    GPUPROBE_ATTR_MIG_INDEX = 21,
+    /** string: a MIG instance's GPU, "GPU-...". MIG instances only. */
+    GPUPROBE_ATTR_MIG_PARENT_UUID = 22,
+    /** int: the MIG instances of the GPU (a MIG instance: of its GPU); 0 with MIG disabled. */
+    GPUPROBE_ATTR_MIG_COUNT = 23,
+    /** int, now: percent of the last sample period in which a kernel ran (NVML's "GPU
+     * utilisation"). UNSUPPORTED in MIG mode. */
+    GPUPROBE_ATTR_GPU_UTILIZATION = 24,
+    /** int, now: percent of the last sample period in which device memory was read or written.
+     * UNSUPPORTED in MIG mode. */
+    GPUPROBE_ATTR_MEMORY_UTILIZATION = 25,
+    /** int, now: GPU temperature in degrees Celsius (a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_TEMPERATURE_C = 26,
+    /** int, now: power draw in milliwatts (a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_POWER_MW = 27,
+    /** int: the enforced power limit in milliwatts (a MIG instance: its GPU's). */
+    GPUPROBE_ATTR_POWER_LIMIT_MW = 28,
+    /** int, now: processes with a CUDA context on the device (a MIG instance: on the instance),
+     * this one included when it holds one. A count only: inside a container's PID namespace the
+     * process IDs NVML gives are not the container's. */
+    GPUPROBE_ATTR_COMPUTE_PROCESSES = 29,
+    /** int: the NUMA node the GPU is attached to (sysfs numa_node); UNSUPPORTED when the platform
+     * does not say (-1 there). */
+    GPUPROBE_ATTR_NUMA_NODE = 30,
+    /** string: the CPUs closest to the GPU as a list, e.g. "0-31,64-95" (sysfs local_cpulist). */
+    GPUPROBE_ATTR_LOCAL_CPUS = 31,
+    /** int, now: current PCIe link generation (it drops at idle to save power; a MIG instance: its
+     * GPU's). */
+    GPUPROBE_ATTR_PCIE_GEN = 32,
+    /** int, now: current PCIe link width (lanes). */
+    GPUPROBE_ATTR_PCIE_WIDTH = 33,
+    /** int: the highest PCIe generation the GPU and the system support together. */
+    GPUPROBE_ATTR_PCIE_MAX_GEN = 34,
+    /** int: the widest PCIe link the GPU and the system support together. */
+    GPUPROBE_ATTR_PCIE_MAX_WIDTH = 35
 } gpuprobe_attr;
 
 /**
@@ -418,15 +494,22 @@ GPUPROBE_API gpuprobe_status gpuprobe_device_get_string(gpuprobe_context *ctx,
  *  @{ */
 
 /** Bits of gpuprobe_memory_info::flags. */
-#define GPUPROBE_MEMORY_CGROUP_LIMITED 0x1u  /**< Host: a cgroup limit lowered total or available. */
-#define GPUPROBE_MEMORY_CREATED_CONTEXT 0x2u /**< CUDA: this query created a CUDA context on the device (the context fallback). */
-#define GPUPROBE_MEMORY_CONTEXT_MEASURED 0x4u /**< CUDA: context_bytes was measured (via NVML), not assumed. */
+/** Host: a cgroup limit lowered total or available. */
+#define GPUPROBE_MEMORY_CGROUP_LIMITED 0x1u
+/** CUDA: this query created a CUDA context on the device (the context fallback). */
+#define GPUPROBE_MEMORY_CREATED_CONTEXT 0x2u
+/** CUDA: context_bytes was measured (via NVML), not assumed. */
+#define GPUPROBE_MEMORY_CONTEXT_MEASURED 0x4u
 
 /** Where gpuprobe_memory_info's figures come from (since 1.1). */
 typedef enum gpuprobe_memory_source {
-    GPUPROBE_MEMORY_SOURCE_HOST = 0,        /**< The CPU: /proc/meminfo and the cgroup limits. */
-    GPUPROBE_MEMORY_SOURCE_NVML = 1,        /**< NVML (nvmlDeviceGetMemoryInfo_v2, else the first version): no CUDA context was involved. */
-    GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT = 2 /**< cuMemGetInfo inside the device's primary CUDA context: NVML could not answer (the CUDA detail of gpuprobe_cuda_status() says why when NVML is missing). */
+    /** The CPU: /proc/meminfo and the cgroup limits. */
+    GPUPROBE_MEMORY_SOURCE_HOST = 0,
+    /** NVML (nvmlDeviceGetMemoryInfo_v2, else the first version): no CUDA context was involved. */
+    GPUPROBE_MEMORY_SOURCE_NVML = 1,
+    /** cuMemGetInfo inside the device's primary CUDA context: NVML could not answer (the CUDA
+     * detail of gpuprobe_cuda_status() says why when NVML is missing). */
+    GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT = 2
 } gpuprobe_memory_source;
 
 /**
@@ -437,18 +520,34 @@ typedef enum gpuprobe_memory_source {
  * fields only.
  */
 typedef struct gpuprobe_memory_info {
-    size_t size;               /**< sizeof(gpuprobe_memory_info), set by the caller. */
-    uint64_t total_bytes;      /**< Host: physical RAM, or the cgroup limit when lower. CUDA: device memory, as cuDeviceTotalMem counts it (NVML's total less the memory the driver reserves). */
-    uint64_t available_bytes;  /**< Host: MemAvailable, capped by the cgroup's remaining room. CUDA: free device memory. */
-    uint64_t physical_bytes;   /**< Host: MemTotal. CUDA: same as total_bytes. */
-    uint64_t cgroup_limit_bytes; /**< Host: the tightest cgroup memory limit, UINT64_MAX if none. CUDA: UINT64_MAX. */
-    uint64_t context_bytes;    /**< CUDA: device memory taken by the CUDA context itself, when measured; else 0. */
-    uint32_t flags;            /**< GPUPROBE_MEMORY_* bits. */
+    /** sizeof(gpuprobe_memory_info), set by the caller. */
+    size_t size;
+    /** Host: physical RAM, or the cgroup limit when lower. CUDA: device memory, as cuDeviceTotalMem
+     * counts it (NVML's total less the memory the driver reserves). */
+    uint64_t total_bytes;
+    /** Host: MemAvailable, capped by the cgroup's remaining room. CUDA: free device memory. */
+    uint64_t available_bytes;
+    /** Host: MemTotal. CUDA: same as total_bytes. */
+    uint64_t physical_bytes;
+    /** Host: the tightest cgroup memory limit, UINT64_MAX if none. CUDA: UINT64_MAX. */
+    uint64_t cgroup_limit_bytes;
+    /** CUDA: device memory taken by the CUDA context itself, when measured; else 0. */
+    uint64_t context_bytes;
+    /** GPUPROBE_MEMORY_* bits. */
+    uint32_t flags;
     /* since 1.1 */
-    uint64_t used_bytes;       /**< CUDA: used device memory, every process's (NVML's figure; the context fallback: total - free). Host: total_bytes - available_bytes. */
-    uint64_t reserved_bytes;   /**< CUDA: memory the driver reserves for itself, outside total_bytes (NVML version 2); 0 when the driver does not say. Host: 0. */
-    uint32_t source;           /**< ::gpuprobe_memory_source. */
-    uint32_t context_held;     /**< CUDA: 1 when this process holds the device's primary CUDA context (cuDevicePrimaryCtxGetState, which creates nothing): the free figure then already excludes its cost. Host: 0. */
+    /** CUDA: used device memory, every process's (NVML's figure; the context fallback: total -
+     * free). Host: total_bytes - available_bytes. */
+    uint64_t used_bytes;
+    /** CUDA: memory the driver reserves for itself, outside total_bytes (NVML version 2); 0 when
+     * the driver does not say. Host: 0. */
+    uint64_t reserved_bytes;
+    /** ::gpuprobe_memory_source. */
+    uint32_t source;
+    /** CUDA: 1 when this process holds the device's primary CUDA context
+     * (cuDevicePrimaryCtxGetState, which creates nothing): the free figure then already excludes
+     * its cost. Host: 0. */
+    uint32_t context_held;
 } gpuprobe_memory_info;
 
 /** Initialiser for ::gpuprobe_memory_info. */
@@ -617,10 +716,15 @@ GPUPROBE_API gpuprobe_status gpuprobe_capacity_params(uint64_t bytes,
  * process does not hold one there already.
  */
 typedef enum gpuprobe_reserve_source {
-    GPUPROBE_RESERVE_NONE = 0,     /**< No reserve (the CPU). */
-    GPUPROBE_RESERVE_MEASURED = 1, /**< The CUDA context cost measured on this device. */
-    GPUPROBE_RESERVE_DEFAULT = 2,  /**< #GPUPROBE_DEFAULT_CONTEXT_RESERVE, nothing measured. */
-    GPUPROBE_RESERVE_CONTEXT_HELD = 3 /**< Nothing reserved (since 1.1): this process already holds a CUDA context on the device, and the free figure already excludes its cost. */
+    /** No reserve (the CPU). */
+    GPUPROBE_RESERVE_NONE = 0,
+    /** The CUDA context cost measured on this device. */
+    GPUPROBE_RESERVE_MEASURED = 1,
+    /** #GPUPROBE_DEFAULT_CONTEXT_RESERVE, nothing measured. */
+    GPUPROBE_RESERVE_DEFAULT = 2,
+    /** Nothing reserved (since 1.1): this process already holds a CUDA context on the device, and
+     * the free figure already excludes its cost. */
+    GPUPROBE_RESERVE_CONTEXT_HELD = 3
 } gpuprobe_reserve_source;
 
 /**
@@ -635,13 +739,20 @@ typedef enum gpuprobe_reserve_source {
  * #GPUPROBE_CAPACITY_INIT.
  */
 typedef struct gpuprobe_capacity {
-    size_t size;             /**< sizeof(gpuprobe_capacity), set by the caller. */
-    uint64_t total_bytes;    /**< Device total memory (CPU: total RAM, cgroup-aware). */
-    uint64_t free_bytes;     /**< Free memory now (CPU: available RAM, cgroup-aware). */
-    uint64_t reserve_bytes;  /**< Subtracted for a CUDA context: 0 for the CPU, and where this process holds one already. */
-    uint64_t usable_bytes;   /**< free_bytes - reserve_bytes, never below 0. */
-    uint64_t max_params;     /**< Largest parameter count that fits usable_bytes. */
-    uint32_t reserve_source; /**< ::gpuprobe_reserve_source. */
+    /** sizeof(gpuprobe_capacity), set by the caller. */
+    size_t size;
+    /** Device total memory (CPU: total RAM, cgroup-aware). */
+    uint64_t total_bytes;
+    /** Free memory now (CPU: available RAM, cgroup-aware). */
+    uint64_t free_bytes;
+    /** Subtracted for a CUDA context: 0 for the CPU, and where this process holds one already. */
+    uint64_t reserve_bytes;
+    /** free_bytes - reserve_bytes, never below 0. */
+    uint64_t usable_bytes;
+    /** Largest parameter count that fits usable_bytes. */
+    uint64_t max_params;
+    /** ::gpuprobe_reserve_source. */
+    uint32_t reserve_source;
 } gpuprobe_capacity;
 
 /** Initialiser for ::gpuprobe_capacity. */
@@ -795,19 +906,33 @@ typedef struct gpuprobe_model gpuprobe_model;
  * gpuprobe_model_param_bounds(). Values are fixed and never reused.
  */
 typedef enum gpuprobe_model_param {
-    GPUPROBE_MODEL_PARAMS = 0,       /**< Total parameter count, for a model known only by its size (at most #GPUPROBE_MAX_PARAMS). */
-    GPUPROBE_MODEL_LAYERS = 1,       /**< Transformer layers (num_hidden_layers). */
-    GPUPROBE_MODEL_HIDDEN = 2,       /**< Hidden size (hidden_size). */
-    GPUPROBE_MODEL_HEADS = 3,        /**< Attention heads (num_attention_heads). */
-    GPUPROBE_MODEL_KV_HEADS = 4,     /**< Key/value heads (num_key_value_heads): fewer than HEADS for GQA, 1 for MQA; not given: HEADS (MHA). Must divide HEADS. */
-    GPUPROBE_MODEL_HEAD_DIM = 5,     /**< Head dimension (head_dim); not given: HIDDEN / HEADS, which must then divide. */
-    GPUPROBE_MODEL_INTERMEDIATE = 6, /**< MLP intermediate size, per expert (intermediate_size). */
-    GPUPROBE_MODEL_VOCAB = 7,        /**< Vocabulary size (vocab_size). */
-    GPUPROBE_MODEL_TIED_EMBEDDINGS = 8, /**< 1: the output head shares the embedding matrix (tie_word_embeddings). */
-    GPUPROBE_MODEL_EXPERTS = 9,      /**< Mixture of experts: experts per layer (num_local_experts); 0 or 1: dense. */
-    GPUPROBE_MODEL_EXPERTS_PER_TOKEN = 10, /**< Experts each token is routed to (num_experts_per_tok); needed when EXPERTS > 1. */
-    GPUPROBE_MODEL_SLIDING_WINDOW = 11, /**< Attention window in tokens, when it limits the KV cache (sliding_window); 0: none. */
-    GPUPROBE_MODEL_QKV_BIAS = 12     /**< 1: the q, k and v projections have biases (Qwen2). */
+    /** Total parameter count, for a model known only by its size (at most #GPUPROBE_MAX_PARAMS). */
+    GPUPROBE_MODEL_PARAMS = 0,
+    /** Transformer layers (num_hidden_layers). */
+    GPUPROBE_MODEL_LAYERS = 1,
+    /** Hidden size (hidden_size). */
+    GPUPROBE_MODEL_HIDDEN = 2,
+    /** Attention heads (num_attention_heads). */
+    GPUPROBE_MODEL_HEADS = 3,
+    /** Key/value heads (num_key_value_heads): fewer than HEADS for GQA, 1 for MQA; not given: HEADS
+     * (MHA). Must divide HEADS. */
+    GPUPROBE_MODEL_KV_HEADS = 4,
+    /** Head dimension (head_dim); not given: HIDDEN / HEADS, which must then divide. */
+    GPUPROBE_MODEL_HEAD_DIM = 5,
+    /** MLP intermediate size, per expert (intermediate_size). */
+    GPUPROBE_MODEL_INTERMEDIATE = 6,
+    /** Vocabulary size (vocab_size). */
+    GPUPROBE_MODEL_VOCAB = 7,
+    /** 1: the output head shares the embedding matrix (tie_word_embeddings). */
+    GPUPROBE_MODEL_TIED_EMBEDDINGS = 8,
+    /** Mixture of experts: experts per layer (num_local_experts); 0 or 1: dense. */
+    GPUPROBE_MODEL_EXPERTS = 9,
+    /** Experts each token is routed to (num_experts_per_tok); needed when EXPERTS > 1. */
+    GPUPROBE_MODEL_EXPERTS_PER_TOKEN = 10,
+    /** Attention window in tokens, when it limits the KV cache (sliding_window); 0: none. */
+    GPUPROBE_MODEL_SLIDING_WINDOW = 11,
+    /** 1: the q, k and v projections have biases (Qwen2). */
+    GPUPROBE_MODEL_QKV_BIAS = 12
 } gpuprobe_model_param;
 
 /**
@@ -858,17 +983,31 @@ typedef struct gpuprobe_plan_options gpuprobe_plan_options;
  * gpuprobe_plan_param_bounds(). Values are fixed and never reused.
  */
 typedef enum gpuprobe_plan_param {
-    GPUPROBE_PLAN_WORKLOAD = 0,      /**< ::gpuprobe_workload: weights only, inference (default) or training. */
-    GPUPROBE_PLAN_WEIGHTS_DTYPE = 1, /**< ::gpuprobe_dtype of the weights. Default bf16. Training: fp32, fp64, fp16 or bf16. */
-    GPUPROBE_PLAN_KV_DTYPE = 2,      /**< ::gpuprobe_dtype of the KV cache; -1 (default): the compute dtype (fp32 or fp64 for such weights, else bf16). */
-    GPUPROBE_PLAN_CONTEXT = 3,       /**< Tokens per sequence (prompt and generated; training: sequence length). Default 4096. */
-    GPUPROBE_PLAN_BATCH = 4,         /**< Sequences at once (training: micro-batch). Default 1. */
-    GPUPROBE_PLAN_PREFILL_CHUNK = 5, /**< Inference: tokens of each sequence per forward pass (chunked prefill); 0 (default): the whole context at once. */
-    GPUPROBE_PLAN_CHECKPOINTING = 6, /**< Training: 1 for activation checkpointing. Default 0. */
-    GPUPROBE_PLAN_QUANT_GROUP = 7,   /**< fp8/int8/int4 weights: weights per fp16 scale. Default 128; 0: no per-group scales. */
-    GPUPROBE_PLAN_GPUS = 8,          /**< Tensor-parallel GPUs sharing the model. Default 1. The plan is per GPU. */
-    GPUPROBE_PLAN_OVERHEAD = 9,      /**< Runtime overhead per device in bytes; -1 (default): the CUDA context, as described above (pure calls: #GPUPROBE_DEFAULT_CONTEXT_RESERVE). */
-    GPUPROBE_PLAN_MARGIN = 10        /**< Safety margin per device in bytes. Default 1 GiB. */
+    /** ::gpuprobe_workload: weights only, inference (default) or training. */
+    GPUPROBE_PLAN_WORKLOAD = 0,
+    /** ::gpuprobe_dtype of the weights. Default bf16. Training: fp32, fp64, fp16 or bf16. */
+    GPUPROBE_PLAN_WEIGHTS_DTYPE = 1,
+    /** ::gpuprobe_dtype of the KV cache; -1 (default): the compute dtype (fp32 or fp64 for such
+     * weights, else bf16). */
+    GPUPROBE_PLAN_KV_DTYPE = 2,
+    /** Tokens per sequence (prompt and generated; training: sequence length). Default 4096. */
+    GPUPROBE_PLAN_CONTEXT = 3,
+    /** Sequences at once (training: micro-batch). Default 1. */
+    GPUPROBE_PLAN_BATCH = 4,
+    /** Inference: tokens of each sequence per forward pass (chunked prefill); 0 (default): the
+     * whole context at once. */
+    GPUPROBE_PLAN_PREFILL_CHUNK = 5,
+    /** Training: 1 for activation checkpointing. Default 0. */
+    GPUPROBE_PLAN_CHECKPOINTING = 6,
+    /** fp8/int8/int4 weights: weights per fp16 scale. Default 128; 0: no per-group scales. */
+    GPUPROBE_PLAN_QUANT_GROUP = 7,
+    /** Tensor-parallel GPUs sharing the model. Default 1. The plan is per GPU. */
+    GPUPROBE_PLAN_GPUS = 8,
+    /** Runtime overhead per device in bytes; -1 (default): the CUDA context, as described above
+     * (pure calls: #GPUPROBE_DEFAULT_CONTEXT_RESERVE). */
+    GPUPROBE_PLAN_OVERHEAD = 9,
+    /** Safety margin per device in bytes. Default 1 GiB. */
+    GPUPROBE_PLAN_MARGIN = 10
 } gpuprobe_plan_param;
 
 /**
@@ -907,8 +1046,11 @@ gpuprobe_plan_param_bounds(gpuprobe_plan_param param, int64_t *lower,
                            int64_t *upper);
 
 /** Bits of gpuprobe_plan::flags. */
-#define GPUPROBE_PLAN_BY_PARAMS 0x1u /**< The model is only a parameter count: KV cache and activations are the 1.0 rule's 20% (inference) or not counted (training); largest context and batch are unknown (0). */
-#define GPUPROBE_PLAN_WINDOWED 0x2u  /**< The sliding window capped the KV cache below the context. */
+/** The model is only a parameter count: KV cache and activations are the 1.0 rule's 20% (inference)
+ * or not counted (training); largest context and batch are unknown (0). */
+#define GPUPROBE_PLAN_BY_PARAMS 0x1u
+/** The sliding window capped the KV cache below the context. */
+#define GPUPROBE_PLAN_WINDOWED 0x2u
 
 /**
  * A plan: what one device needs (with tensor parallelism, one GPU's
@@ -916,24 +1058,44 @@ gpuprobe_plan_param_bounds(gpuprobe_plan_param param, int64_t *lower,
  * device. Size-prefixed; initialise with #GPUPROBE_PLAN_INIT.
  */
 typedef struct gpuprobe_plan {
-    size_t size;                 /**< sizeof(gpuprobe_plan), set by the caller. */
-    uint64_t params;             /**< Parameters of the whole model. */
-    uint64_t active_params;      /**< Parameters each token uses (fewer than params for mixtures of experts). */
-    uint64_t kv_bytes_per_token; /**< KV cache per token on this device (all layers). */
-    uint64_t weights_bytes;      /**< The weights, with quantisation scales. */
-    uint64_t gradient_bytes;     /**< Training: the gradients; else 0. */
-    uint64_t optimizer_bytes;    /**< Training: fp32 master weights and Adam moments; else 0. */
-    uint64_t kv_cache_bytes;     /**< KV cache for batch x context tokens. */
-    uint64_t activation_bytes;   /**< Activations and workspace at the peak. */
-    uint64_t overhead_bytes;     /**< Runtime overhead (the CUDA context where counted). */
-    uint64_t margin_bytes;       /**< Safety margin. */
-    uint64_t total_bytes;        /**< The sum of the seven figures above. */
-    uint64_t available_bytes;    /**< gpuprobe_plan_device(): free memory of the device (CPU: available RAM, cgroup-aware); else 0. */
-    uint64_t largest_context;    /**< gpuprobe_plan_device(): the largest context that fits with this batch; else 0. */
-    uint64_t largest_batch;      /**< gpuprobe_plan_device(): the largest batch that fits with this context; else 0. */
-    uint32_t overhead_source;    /**< ::gpuprobe_reserve_source of overhead_bytes (pure calls: #GPUPROBE_RESERVE_DEFAULT, or #GPUPROBE_RESERVE_NONE when set by hand). */
-    uint32_t fits;               /**< gpuprobe_plan_device(): 1 when total_bytes <= available_bytes; else 0. */
-    uint32_t flags;              /**< GPUPROBE_PLAN_BY_PARAMS, GPUPROBE_PLAN_WINDOWED bits. */
+    /** sizeof(gpuprobe_plan), set by the caller. */
+    size_t size;
+    /** Parameters of the whole model. */
+    uint64_t params;
+    /** Parameters each token uses (fewer than params for mixtures of experts). */
+    uint64_t active_params;
+    /** KV cache per token on this device (all layers). */
+    uint64_t kv_bytes_per_token;
+    /** The weights, with quantisation scales. */
+    uint64_t weights_bytes;
+    /** Training: the gradients; else 0. */
+    uint64_t gradient_bytes;
+    /** Training: fp32 master weights and Adam moments; else 0. */
+    uint64_t optimizer_bytes;
+    /** KV cache for batch x context tokens. */
+    uint64_t kv_cache_bytes;
+    /** Activations and workspace at the peak. */
+    uint64_t activation_bytes;
+    /** Runtime overhead (the CUDA context where counted). */
+    uint64_t overhead_bytes;
+    /** Safety margin. */
+    uint64_t margin_bytes;
+    /** The sum of the seven figures above. */
+    uint64_t total_bytes;
+    /** gpuprobe_plan_device(): free memory of the device (CPU: available RAM, cgroup-aware); else
+     * 0. */
+    uint64_t available_bytes;
+    /** gpuprobe_plan_device(): the largest context that fits with this batch; else 0. */
+    uint64_t largest_context;
+    /** gpuprobe_plan_device(): the largest batch that fits with this context; else 0. */
+    uint64_t largest_batch;
+    /** ::gpuprobe_reserve_source of overhead_bytes (pure calls: #GPUPROBE_RESERVE_DEFAULT, or
+     * #GPUPROBE_RESERVE_NONE when set by hand). */
+    uint32_t overhead_source;
+    /** gpuprobe_plan_device(): 1 when total_bytes <= available_bytes; else 0. */
+    uint32_t fits;
+    /** GPUPROBE_PLAN_BY_PARAMS, GPUPROBE_PLAN_WINDOWED bits. */
+    uint32_t flags;
 } gpuprobe_plan;
 
 /** Initialiser for ::gpuprobe_plan. */
@@ -1060,16 +1222,29 @@ GPUPROBE_API gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
  * #GPUPROBE_REQUIREMENTS_INIT (which asks for nothing).
  */
 typedef struct gpuprobe_requirements {
-    size_t size;               /**< sizeof(gpuprobe_requirements), set by the caller. */
-    uint64_t min_free_bytes;   /**< Minimum free memory (CPU: available RAM). 0: none. */
-    int32_t min_cc_major;      /**< Minimum compute capability (major); 0: none. Excludes the CPU when > 0. */
-    int32_t min_cc_minor;      /**< Minimum compute capability (minor), with min_cc_major. */
-    uint64_t fit_params;       /**< The device must fit this many parameters (gpuprobe_device_capacity()); 0: none. */
-    int32_t fit_dtype;         /**< ::gpuprobe_dtype for fit_params. */
-    int32_t fit_workload;      /**< ::gpuprobe_workload for fit_params. */
+    /** sizeof(gpuprobe_requirements), set by the caller. */
+    size_t size;
+    /** Minimum free memory (CPU: available RAM). 0: none. */
+    uint64_t min_free_bytes;
+    /** Minimum compute capability (major); 0: none. Excludes the CPU when > 0. */
+    int32_t min_cc_major;
+    /** Minimum compute capability (minor), with min_cc_major. */
+    int32_t min_cc_minor;
+    /** The device must fit this many parameters (gpuprobe_device_capacity()); 0: none. */
+    uint64_t fit_params;
+    /** ::gpuprobe_dtype for fit_params. */
+    int32_t fit_dtype;
+    /** ::gpuprobe_workload for fit_params. */
+    int32_t fit_workload;
     /* since 1.1 (a 1.0 caller's smaller size means: none of these) */
-    int32_t max_utilization;   /**< A GPU must be busy at most this percent now (0-100, ::GPUPROBE_ATTR_GPU_UTILIZATION); -1 (the initialiser's): none. A GPU whose utilisation cannot be read fails it. Excludes the CPU when >= 0. */
-    int32_t no_other_process;  /**< 1: no other process may have a CUDA context on the GPU now (::GPUPROBE_ATTR_COMPUTE_PROCESSES, less this process's own); 0: none. A GPU whose processes cannot be read fails it. Excludes the CPU when 1. */
+    /** A GPU must be busy at most this percent now (0-100, ::GPUPROBE_ATTR_GPU_UTILIZATION); -1
+     * (the initialiser's): none. A GPU whose utilisation cannot be read fails it. Excludes the CPU
+     * when >= 0. */
+    int32_t max_utilization;
+    /** 1: no other process may have a CUDA context on the GPU now
+     * (::GPUPROBE_ATTR_COMPUTE_PROCESSES, less this process's own); 0: none. A GPU whose processes
+     * cannot be read fails it. Excludes the CPU when 1. */
+    int32_t no_other_process;
 } gpuprobe_requirements;
 
 /** Initialiser for ::gpuprobe_requirements: no requirement. */
@@ -1161,20 +1336,45 @@ typedef struct gpuprobe_matmul_options gpuprobe_matmul_options;
  * gpuprobe_matmul_param_bounds(). Values are fixed and never reused.
  */
 typedef enum gpuprobe_matmul_param {
-    GPUPROBE_MATMUL_M = 0,           /**< Rows of A and C. Default 5000 (the lesson's size). */
-    GPUPROBE_MATMUL_N = 1,           /**< Columns of B and C. Default: same as M when not set. */
-    GPUPROBE_MATMUL_K = 2,           /**< Columns of A, rows of B. Default: same as M when not set. */
-    GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C in fp32). */
-    GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up runs. Default 1. */
-    GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs (samples, see #GPUPROBE_MATMUL_BATCH). Default 5. */
-    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs. Default 100. A value below MIN_RUNS counts as MIN_RUNS. */
-    GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep timing (past MIN_RUNS, up to MAX_RUNS) until the timed runs add up to this many milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0: exactly MIN_RUNS. */
-    GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
-    GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
-    GPUPROBE_MATMUL_SEED = 10,       /**< Seed of the random inputs. Default 42. */
-    GPUPROBE_MATMUL_CPU_THREADS = 11, /**< CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. OpenBLAS caps the count at its build's MAX_THREADS (64 in Debian's); a count above the threads its pool holds starts more, and those threads stay for the rest of the process (each with a 128 MiB buffer and its own stack, in address space) even though the count in force is restored. So 1024 leaves OpenBLAS with 64 threads. GPUPROBE_METRIC_THREADS says what the run used. */
-    GPUPROBE_MATMUL_VERIFY_SAMPLES = 12, /**< Number of sampled output entries to verify. Default 256. */
-    GPUPROBE_MATMUL_BATCH = 13       /**< (since 1.1) Calls per timed run: each run times this many back-to-back calls as one block and reports the time per call. 0 (the default): automatic, 1 when a call takes 2 ms or more, else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at the mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every call alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
+    /** Rows of A and C. Default 5000 (the lesson's size). */
+    GPUPROBE_MATMUL_M = 0,
+    /** Columns of B and C. Default: same as M when not set. */
+    GPUPROBE_MATMUL_N = 1,
+    /** Columns of A, rows of B. Default: same as M when not set. */
+    GPUPROBE_MATMUL_K = 2,
+    /** ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C
+     * in fp32). */
+    GPUPROBE_MATMUL_DTYPE = 3,
+    /** Untimed warm-up runs. Default 1. */
+    GPUPROBE_MATMUL_WARMUP = 4,
+    /** Minimum timed runs (samples, see #GPUPROBE_MATMUL_BATCH). Default 5. */
+    GPUPROBE_MATMUL_MIN_RUNS = 5,
+    /** Maximum timed runs. Default 100. A value below MIN_RUNS counts as MIN_RUNS. */
+    GPUPROBE_MATMUL_MAX_RUNS = 6,
+    /** Keep timing (past MIN_RUNS, up to MAX_RUNS) until the timed runs add up to this many
+     * milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0:
+     * exactly MIN_RUNS. */
+    GPUPROBE_MATMUL_BUDGET_MS = 7,
+    /** CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
+    GPUPROBE_MATMUL_TRANSFERS = 8,
+    /** 1 to verify the result against a double-precision reference. Default 1. */
+    GPUPROBE_MATMUL_VERIFY = 9,
+    /** Seed of the random inputs. Default 42. */
+    GPUPROBE_MATMUL_SEED = 10,
+    /** CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. OpenBLAS
+     * caps the count at its build's MAX_THREADS (64 in Debian's); a count above the threads its
+     * pool holds starts more, and those threads stay for the rest of the process (each with a 128
+     * MiB buffer and its own stack, in address space) even though the count in force is restored.
+     * So 1024 leaves OpenBLAS with 64 threads. GPUPROBE_METRIC_THREADS says what the run used. */
+    GPUPROBE_MATMUL_CPU_THREADS = 11,
+    /** Number of sampled output entries to verify. Default 256. */
+    GPUPROBE_MATMUL_VERIFY_SAMPLES = 12,
+    /** (since 1.1) Calls per timed run: each run times this many back-to-back calls as one block
+     * and reports the time per call. 0 (the default): automatic, 1 when a call takes 2 ms or more,
+     * else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at the
+     * mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every call
+     * alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
+    GPUPROBE_MATMUL_BATCH = 13
 } gpuprobe_matmul_param;
 
 /**
@@ -1276,35 +1476,74 @@ GPUPROBE_API void gpuprobe_matmul_result_destroy(gpuprobe_matmul_result *result)
  * Times are in seconds. Values are fixed and never reused.
  */
 typedef enum gpuprobe_matmul_metric {
-    GPUPROBE_METRIC_MEDIAN_S = 0,     /**< double: median of the timed runs. */
-    GPUPROBE_METRIC_MIN_S = 1,        /**< double: fastest run. */
-    GPUPROBE_METRIC_MAX_S = 2,        /**< double: slowest run. */
-    GPUPROBE_METRIC_MEAN_S = 3,       /**< double: mean of the runs. */
-    GPUPROBE_METRIC_STDDEV_S = 4,     /**< double: sample standard deviation of the runs. */
-    GPUPROBE_METRIC_GFLOPS = 5,       /**< double: 2*m*n*k / median / 1e9. */
-    GPUPROBE_METRIC_SETUP_S = 6,      /**< double: allocation, input generation, handle creation, library loading, the warm-up runs and the calls that chose the batch (everything before the first timed run but the timed transfers). */
-    GPUPROBE_METRIC_H2D_S = 7,        /**< double: host-to-device copy of A and B (CUDA; 0 for the CPU or with TRANSFERS off). */
-    GPUPROBE_METRIC_D2H_S = 8,        /**< double: device-to-host copy of C (same). */
-    GPUPROBE_METRIC_MAX_ERROR = 9,    /**< double: largest |c - ref| / (sum |a||b|) over the sampled entries (NaN if a sample was NaN). */
-    GPUPROBE_METRIC_TOLERANCE = 10,   /**< double: the tolerance that error was held to. fp32 and fp64: u (2 + min(k, 8 R)), u = 2^-24 (fp32) or 2^-52 (fp64) and R the largest sqrt(sum of squared partial sums) / (sum |a||b|) over the samples (about 1 for these inputs, at any k): about 20 u. This tells an fp32 result from one computed with TF32 inputs (error ~2^-11 / sqrt(k)) up to k of about 300,000 when TF32 rounds to nearest and about 1,000,000 when it truncates; beyond that an fp32 result is still held to this bound, but a TF32 one would pass too. tf32, fp16, bf16 (tensor cores): 2^-20 (8 + sqrt(k)), plus 2 x 2^-10 for tf32's inputs. */
-    GPUPROBE_METRIC_PEAK_GFLOPS = 11, /**< double: theoretical peak for this dtype; 0 when unknown. */
-    GPUPROBE_METRIC_PEAK_FRACTION = 12, /**< double: GFLOPS / PEAK_GFLOPS; 0 when the peak is unknown. */
-    GPUPROBE_METRIC_VERIFIED = 13,    /**< int: 1 verified, 0 failed, -1 not checked. */
-    GPUPROBE_METRIC_RUNS = 14,        /**< int: number of timed runs (each of GPUPROBE_METRIC_BATCH calls). */
-    GPUPROBE_METRIC_THREADS = 15,     /**< int: CPU threads used (OpenBLAS); 0 on CUDA. */
-    GPUPROBE_METRIC_M = 16,           /**< int: m. */
-    GPUPROBE_METRIC_N = 17,           /**< int: n. */
-    GPUPROBE_METRIC_K = 18,           /**< int: k. */
-    GPUPROBE_METRIC_DTYPE = 19,       /**< int: ::gpuprobe_dtype. */
-    GPUPROBE_METRIC_DEVICE_NAME = 20, /**< string: the device's name. */
-    GPUPROBE_METRIC_BACKEND = 21,     /**< string: e.g. "OpenBLAS 0.3.21 Haswell" or "cuBLAS 13.0.0". */
-    GPUPROBE_METRIC_MATH_MODE = 22,   /**< string: cuBLAS math mode, e.g. "CUBLAS_DEFAULT_MATH"; "" on the CPU. */
-    GPUPROBE_METRIC_COMPUTE_TYPE = 23, /**< string: e.g. "CUBLAS_COMPUTE_32F_FAST_TF32", or "cblas_sgemm" on the CPU. */
-    GPUPROBE_METRIC_DEVICE = 24,      /**< int: the device index the run used. */
-    GPUPROBE_METRIC_BATCH = 25        /**< int (since 1.1): calls per timed run (#GPUPROBE_MATMUL_BATCH): the time figures are per call, each run's block time divided by this. */
+    /** double: median of the timed runs. */
+    GPUPROBE_METRIC_MEDIAN_S = 0,
+    /** double: fastest run. */
+    GPUPROBE_METRIC_MIN_S = 1,
+    /** double: slowest run. */
+    GPUPROBE_METRIC_MAX_S = 2,
+    /** double: mean of the runs. */
+    GPUPROBE_METRIC_MEAN_S = 3,
+    /** double: sample standard deviation of the runs. */
+    GPUPROBE_METRIC_STDDEV_S = 4,
+    /** double: 2*m*n*k / median / 1e9. */
+    GPUPROBE_METRIC_GFLOPS = 5,
+    /** double: allocation, input generation, handle creation, library loading, the warm-up runs and
+     * the calls that chose the batch (everything before the first timed run but the timed
+     * transfers). */
+    GPUPROBE_METRIC_SETUP_S = 6,
+    /** double: host-to-device copy of A and B (CUDA; 0 for the CPU or with TRANSFERS off). */
+    GPUPROBE_METRIC_H2D_S = 7,
+    /** double: device-to-host copy of C (same). */
+    GPUPROBE_METRIC_D2H_S = 8,
+    /** double: largest |c - ref| / (sum |a||b|) over the sampled entries (NaN if a sample was NaN).
+     */
+    GPUPROBE_METRIC_MAX_ERROR = 9,
+    /** double: the tolerance that error was held to. fp32 and fp64: u (2 + min(k, 8 R)), u = 2^-24
+     * (fp32) or 2^-52 (fp64) and R the largest sqrt(sum of squared partial sums) / (sum |a||b|)
+     * over the samples (about 1 for these inputs, at any k): about 20 u. This tells an fp32 result
+     * from one computed with TF32 inputs (error ~2^-11 / sqrt(k)) up to k of about 300,000 when
+     * TF32 rounds to nearest and about 1,000,000 when it truncates; beyond that an fp32 result is
+     * still held to this bound, but a TF32 one would pass too. tf32, fp16, bf16 (tensor cores):
+     * 2^-20 (8 + sqrt(k)), plus 2 x 2^-10 for tf32's inputs. */
+    GPUPROBE_METRIC_TOLERANCE = 10,
+    /** double: theoretical peak for this dtype; 0 when unknown. */
+    GPUPROBE_METRIC_PEAK_GFLOPS = 11,
+    /** double: GFLOPS / PEAK_GFLOPS; 0 when the peak is unknown. */
+    GPUPROBE_METRIC_PEAK_FRACTION = 12,
+    /** int: 1 verified, 0 failed, -1 not checked. */
+    GPUPROBE_METRIC_VERIFIED = 13,
+    /** int: number of timed runs (each of GPUPROBE_METRIC_BATCH calls). */
+    GPUPROBE_METRIC_RUNS = 14,
+    /** int: CPU threads used (OpenBLAS); 0 on CUDA. */
+    GPUPROBE_METRIC_THREADS = 15,
+    /** int: m. */
+    GPUPROBE_METRIC_M = 16,
+    /** int: n. */
+    GPUPROBE_METRIC_N = 17,
+    /** int: k. */
+    GPUPROBE_METRIC_K = 18,
+    /** int: ::gpuprobe_dtype. */
+    GPUPROBE_METRIC_DTYPE = 19,
+    /** string: the device's name. */
+    GPUPROBE_METRIC_DEVICE_NAME = 20,
+    /** string: e.g. "OpenBLAS 0.3.21 Haswell" or "cuBLAS 13.0.0". */
+    GPUPROBE_METRIC_BACKEND = 21,
+    /** string: cuBLAS math mode, e.g. "CUBLAS_DEFAULT_MATH"; "" on the CPU. */
+    GPUPROBE_METRIC_MATH_MODE = 22,
+    /** string: e.g. "CUBLAS_COMPUTE_32F_FAST_TF32", or "cblas_sgemm" on the CPU. */
+    GPUPROBE_METRIC_COMPUTE_TYPE = 23,
+    /** int: the device index the run used. */
+    GPUPROBE_METRIC_DEVICE = 24,
+    /** int (since 1.1): calls per timed run (#GPUPROBE_MATMUL_BATCH): the time figures are per
+     * call, each run's block time divided by this. */
+    GPUPROBE_METRIC_BATCH = 25
 } gpuprobe_matmul_metric;
 
-/** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double metrics. */
+/**
+ * Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL,
+ * unknown or non-double metrics.
+ */
 GPUPROBE_API gpuprobe_status
 gpuprobe_matmul_result_get_double(const gpuprobe_matmul_result *result,
                                   gpuprobe_matmul_metric metric, double *value);
