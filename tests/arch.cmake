@@ -1,11 +1,16 @@
 # The architecture as docs/architecture.md states it, held against the
 # objects the build made (tests/arch/layers.py): every file of lib/ on its
-# floor, calls only to its own floor and below, no circle of calls.
+# floor, calls only to its own floor and below, no circle of calls; and
+# docs/testing.md's table of which tests test each source file of lib/ and
+# tools/, held against the tree (tests/arch/testmap.py).
 find_program(GPUPROBE_ARCH_PYTHON3 python3)
 if(NOT GPUPROBE_ARCH_PYTHON3 OR NOT CMAKE_NM)
-  message(STATUS "python3 or nm not found: arch.layers is skipped")
+  message(STATUS "python3 or nm not found: the arch.* tests are skipped")
   return()
 endif()
 add_test(NAME arch.layers
   COMMAND ${GPUPROBE_ARCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/arch/layers.py ${CMAKE_NM}
     ${PROJECT_SOURCE_DIR}/docs/architecture.md "$<TARGET_OBJECTS:gpuprobe_obj>")
+add_test(NAME arch.testmap
+  COMMAND ${GPUPROBE_ARCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/arch/testmap.py
+    ${PROJECT_SOURCE_DIR}/docs/testing.md ${PROJECT_SOURCE_DIR})
