@@ -2,9 +2,12 @@
 """The floors of lib/ as docs/architecture.md states them, held against the
 objects the build made: every library object must be in the table, each
 may call (or name data of) only its own floor and those below, and no two
-files may call each other in a circle.
+files may call each other in a circle. With LIBDIR, also its header table
+against the sources: every header of LIBDIR has a row, and the files that
+include a header (#include "...", directly) are exactly those its row
+lists under "Included by".
 
-usage: layers.py NM ARCHITECTURE.md 'OBJ;OBJ;...'
+usage: layers.py NM ARCHITECTURE.md 'OBJ;OBJ;...' [LIBDIR]
 
 Calls are read from the objects' symbol tables (nm): an undefined symbol
 of one object that another defines is an arrow between them. A call made
@@ -35,6 +38,61 @@ def floors_from_doc(path):
     if not floors:
         sys.exit("layers: no floor table found in %s" % path)
     return floors
+
+
+def headers_from_doc(path):
+    """{header: set of files that include it} from the rows of the table
+    under '## Headers': '| `lib/x.h` | ... | `a.c` `b.h` ... |'."""
+    headers, inside = {}, False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("## "):
+            inside = line.startswith("## Headers")
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not inside or len(cells) < 3:
+            continue
+        m = re.fullmatch(r"`(?:lib/|include/)?([A-Za-z0-9_]+\.h)`", cells[0])
+        if m:
+            headers[m.group(1)] = set(re.findall(r"`([A-Za-z0-9_]+\.[ch])`", cells[-1]))
+    return headers
+
+
+def includes_of(libdir):
+    """{header: set of files of libdir that include it}, and the headers there."""
+    found, own = {}, set()
+    for f in sorted(os.listdir(libdir)):
+        if not f.endswith((".c", ".h")):
+            continue
+        if f.endswith(".h"):
+            own.add(f)
+        text = open(os.path.join(libdir, f), encoding="utf-8").read()
+        for h in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+            found.setdefault(os.path.basename(h), set()).add(f)
+    return found, own
+
+
+def check_headers(doc, libdir):
+    table = headers_from_doc(doc)
+    if not table:
+        return ["no header table found in %s" % doc]
+    found, own = includes_of(libdir)
+    bad = []
+    for h in sorted(own | set(found)):
+        if h not in table:
+            bad.append("%s has no row in the header table of %s" % (h, doc))
+            continue
+        extra = sorted(found.get(h, set()) - table[h])
+        missing = sorted(table[h] - found.get(h, set()))
+        if extra:
+            bad.append("%s is included by %s, which its row does not list" %
+                       (h, ", ".join(extra)))
+        if missing:
+            bad.append("%s's row lists %s, which do not include it" %
+                       (h, ", ".join(missing)))
+    for h in sorted(set(table) - own - set(found)):
+        bad.append("the header table lists %s, which no file of %s is or includes" %
+                   (h, libdir))
+    return bad
 
 
 def symbols(nm, obj):
@@ -92,7 +150,7 @@ def circles(edges, nodes):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     nm, doc, objs = sys.argv[1], sys.argv[2], [o for o in sys.argv[3].split(";") if o]
     floors = floors_from_doc(doc)
@@ -124,11 +182,14 @@ def main():
         ups = sorted(edges.get(src, {}))
         print("floor %d %-14s -> %s" % (floors[src], src,
               " ".join("%s(%d)" % (t, floors[t]) for t in ups) or "-"))
+    if len(sys.argv) == 5:
+        bad += check_headers(doc, sys.argv[4])
     if bad:
         for b in bad:
             print("FAIL: " + b)
         sys.exit(1)
-    print("OK: %d files, every call goes to its own floor or below, no circle" % len(undefs))
+    print("OK: %d files, every call goes to its own floor or below, no circle%s" %
+          (len(undefs), "; every include as the header table says" if len(sys.argv) == 5 else ""))
 
 
 if __name__ == "__main__":
