@@ -581,6 +581,24 @@ static gpuprobe_status numa_node(gpuprobe_context *ctx, gpuprobe_attr attr, size
     return GPUPROBE_OK;
 }
 
+/* A measured quantity, whose zero means "not known" (never an index, a
+ * kind, a compute capability or the SIMD level). */
+static int measured(gpuprobe_attr attr)
+{
+    switch (attr) {
+    case GPUPROBE_ATTR_MULTIPROCESSORS:
+    case GPUPROBE_ATTR_CLOCK_KHZ:
+    case GPUPROBE_ATTR_MEMORY_CLOCK_KHZ:
+    case GPUPROBE_ATTR_MEMORY_BUS_BITS:
+    case GPUPROBE_ATTR_TOTAL_MEMORY:
+    case GPUPROBE_ATTR_LOGICAL_CORES:
+    case GPUPROBE_ATTR_BLAS_THREADS:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device,
                                    gpuprobe_attr attr, int64_t *value)
 {
@@ -657,22 +675,8 @@ gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
         return gp_fail(ctx, GPUPROBE_ERR_INTERNAL,
                        "attribute %d has no integer getter", (int)attr);
     }
-    /* Zero means "not known" for the measured quantities (never for
-     * indices, kinds, compute capability or the SIMD level). */
-    switch (attr) {
-    case GPUPROBE_ATTR_MULTIPROCESSORS:
-    case GPUPROBE_ATTR_CLOCK_KHZ:
-    case GPUPROBE_ATTR_MEMORY_CLOCK_KHZ:
-    case GPUPROBE_ATTR_MEMORY_BUS_BITS:
-    case GPUPROBE_ATTR_TOTAL_MEMORY:
-    case GPUPROBE_ATTR_LOGICAL_CORES:
-    case GPUPROBE_ATTR_BLAS_THREADS:
-        if (v <= 0)
-            return unknown_value(ctx, attr, device, d);
-        break;
-    default:
-        break;
-    }
+    if (v <= 0 && measured(attr))
+        return unknown_value(ctx, attr, device, d);
     *value = v;
     return gp_ok(ctx);
 }

@@ -275,7 +275,8 @@ uint64_t gp_random_stream(uint64_t seed, uint64_t stream);
  * values. `stream` separates the sequences of A and B. */
 void gp_fill_random(void *buf, gp_elem e, size_t count, uint64_t seed,
                     uint64_t stream);
-/* Bytes of m x n elements of size elem; -1 (and nothing written) on overflow. */
+/* Bytes of m x n elements of size elem; -1 (and nothing written) on
+ * overflow (pure arithmetic: rule 4's documented exception). */
 int gp_mm_bytes(int64_t m, int64_t n, size_t elem, size_t *bytes);
 
 /* The tolerance on |c - ref| / sum_k |a_ik||b_kj| for a dtype, depth k
@@ -302,7 +303,9 @@ void *gp_dlopen(const char *file, int mode);
  * when there is none (the test seam's failures). */
 void gp_dlerror(char *buf, size_t size);
 /* dlsym() into a function pointer (*slot of slot_size bytes, which must
- * be a pointer's); 0 when found, -1 (slot untouched) when not. */
+ * be a pointer's); 0 when found, -1 (slot untouched) when not: the caller
+ * decides whether a missing symbol is an error (rule 4's documented
+ * exception, docs/architecture.md). */
 int gp_dlsym(void *lib, const char *name, void *slot, size_t slot_size);
 
 /* Test seam: when set, replaces dlopen() in gp_dlopen() (fault injection:
@@ -352,6 +355,10 @@ gpuprobe_status gp_host_fits(gpuprobe_context *ctx, const gp_host_memory *h,
                              uint64_t memory, const char *memory_detail,
                              uint64_t address_space, const char *space_detail,
                              const char *what);
+
+/* The functions below are shaped like the C library they wrap: 0 or -1
+ * (NULL) with errno, no context, no message; their callers decide what a
+ * failure is (rule 4's documented exception, docs/architecture.md). */
 
 /* Parsers, over NUL-terminated text (fuzzed). Return 0 on success, -1 if malformed. */
 int gp_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
