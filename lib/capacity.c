@@ -36,11 +36,11 @@
 
 #include <string.h>
 
-/* Validate a dtype/workload pair. */
-static gpuprobe_status check_rule(gpuprobe_dtype dtype,
-                                  gpuprobe_workload workload)
+/* Validate a dtype/workload pair (and that there is somewhere to write). */
+static gpuprobe_status check_rule(gpuprobe_dtype dtype, gpuprobe_workload workload,
+                                  const void *out)
 {
-    if (!gp_dtype_known(dtype) || !gp_workload_known(workload))
+    if (!out || !gp_dtype_known(dtype) || !gp_workload_known(workload))
         return GPUPROBE_ERR_INVALID_ARGUMENT;
     if (workload == GPUPROBE_WORKLOAD_TRAINING && gp_dtype_train_bytes(dtype) == 0)
         return GPUPROBE_ERR_UNSUPPORTED;
@@ -69,9 +69,7 @@ gpuprobe_status gpuprobe_capacity_bytes(uint64_t params, gpuprobe_dtype dtype,
                                         gpuprobe_workload workload,
                                         uint64_t *bytes)
 {
-    if (!bytes)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    gpuprobe_status st = check_rule(dtype, workload);
+    gpuprobe_status st = check_rule(dtype, workload, bytes);
     if (st != GPUPROBE_OK)
         return st;
     if (params > GPUPROBE_MAX_PARAMS)
@@ -97,9 +95,7 @@ gpuprobe_status gpuprobe_capacity_params(uint64_t bytes, gpuprobe_dtype dtype,
                                          gpuprobe_workload workload,
                                          uint64_t *params)
 {
-    if (!params)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    gpuprobe_status st = check_rule(dtype, workload);
+    gpuprobe_status st = check_rule(dtype, workload, params);
     if (st != GPUPROBE_OK)
         return st;
 
@@ -159,7 +155,7 @@ static gpuprobe_status capacity_args(gpuprobe_context *ctx, gpuprobe_dtype dtype
         return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
                        "gpuprobe_device_capacity: flags must be 0, not 0x%x",
                        flags);
-    st = check_rule(dtype, workload);
+    st = check_rule(dtype, workload, out);
     if (st == GPUPROBE_ERR_INVALID_ARGUMENT)
         return gp_fail(ctx, st,
                        "gpuprobe_device_capacity: unknown dtype %d or "

@@ -109,13 +109,19 @@ const char *gpuprobe_last_error(const gpuprobe_context *ctx)
     return ctx->error;
 }
 
-void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake)
+/* A seam changed what enumeration finds: enumerate again at the next call. */
+static void forget_devices(gpuprobe_context *ctx)
 {
-    ctx->fake = fake;
     ctx->enumerated = 0;
     free(ctx->devices);
     ctx->devices = NULL;
     ctx->ndevices = 0;
+}
+
+void gp_test_set_cuda(gpuprobe_context *ctx, const gp_fake_cuda *fake)
+{
+    ctx->fake = fake;
+    forget_devices(ctx);
 }
 
 void gp_test_set_cuda_held(gpuprobe_context *ctx, uint64_t held_mask)
@@ -126,8 +132,5 @@ void gp_test_set_cuda_held(gpuprobe_context *ctx, uint64_t held_mask)
 void gp_test_set_sysroot(gpuprobe_context *ctx, const char *sysroot)
 {
     ctx->sysroot = sysroot;
-    ctx->enumerated = 0;
-    free(ctx->devices);
-    ctx->devices = NULL;
-    ctx->ndevices = 0;
+    forget_devices(ctx);
 }

@@ -134,13 +134,22 @@ static int nvml_used(gpuprobe_context *ctx, const gp_device *dev, uint64_t *used
     return 0;
 }
 
+/* The driver's handle of dev, where CUDA is usable (its driver is loaded
+ * and bound). */
+static gpuprobe_status device_handle(gpuprobe_context *ctx, const gp_device *dev,
+                                     CUdevice *cudev)
+{
+    CUresult r = ctx->cuda->drv.DeviceGet(cudev, dev->cuda_index);
+    return r == CUDA_SUCCESS ? GPUPROBE_OK : gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", r);
+}
+
 gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
 {
-    gp_cuda *c = ctx->cuda; /* CUDA is usable: its driver is loaded and bound */
+    gp_cuda *c = ctx->cuda;
     CUdevice cudev;
-    CUresult r = c->drv.DeviceGet(&cudev, dev->cuda_index);
-    if (r != CUDA_SUCCESS)
-        return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", r);
+    gpuprobe_status st = device_handle(ctx, dev, &cudev);
+    if (st != GPUPROBE_OK)
+        return st;
     int held = 0;
     for (size_t k = 0; k < c->nretained; k++)
         held |= c->retained[k] == cudev;
@@ -162,7 +171,7 @@ gpuprobe_status gp_cuda_enter(gpuprobe_context *ctx, const gp_device *dev)
                   c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active) == CUDA_SUCCESS &&
                   !active && nvml_used(ctx, dev, &before) == 0;
     CUcontext pctx = NULL;
-    r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
+    CUresult r = c->drvctx.PrimaryCtxRetain(&pctx, cudev);
     if (r != CUDA_SUCCESS)
         return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxRetain", r);
     if (held)
@@ -193,14 +202,14 @@ gpuprobe_status gp_cuda_leave(gpuprobe_context *ctx, const gp_device *dev)
 gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *dev,
                                        gp_memory *out)
 {
-    gp_cuda *c = ctx->cuda; /* CUDA is usable: its driver is loaded and bound */
+    gp_cuda *c = ctx->cuda;
     CUdevice cudev;
-    CUresult cr = c->drv.DeviceGet(&cudev, dev->cuda_index);
-    if (cr != CUDA_SUCCESS)
-        return gp_cuda_drv_fail(ctx, dev, "cuDeviceGet", cr);
+    gpuprobe_status st = device_handle(ctx, dev, &cudev);
+    if (st != GPUPROBE_OK)
+        return st;
     unsigned pflags = 0;
     int active = 0;
-    cr = c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active);
+    CUresult cr = c->drv.DevicePrimaryCtxGetState(cudev, &pflags, &active);
     if (cr != CUDA_SUCCESS)
         return gp_cuda_drv_fail(ctx, dev, "cuDevicePrimaryCtxGetState", cr);
 
@@ -208,7 +217,7 @@ gpuprobe_status gp_cuda_context_memory(gpuprobe_context *ctx, const gp_device *d
      * only for this query (gp_cuda_enter/gp_cuda_leave): the calling
      * thread's current context and device stay as they were, and no other
      * device gets a context. */
-    gpuprobe_status st = gp_cuda_enter(ctx, dev);
+    st = gp_cuda_enter(ctx, dev);
     if (st != GPUPROBE_OK)
         return st;
     size_t f = 0, t = 0;

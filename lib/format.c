@@ -118,18 +118,12 @@ static const struct {
 };
 
 /* Every gpuprobe_simd constant is in the list: -Wswitch names a missing one. */
+static GP_KNOWN_FN(simd_listed, gpuprobe_simd, GP_SIMD_MAP)
+
 static int simd_known(int64_t v)
 {
-#define GP_CASE(c, ...)                                                       \
-    case c:                                                                   \
-        return 1;
-    if (v < 0 || v >= (int64_t)(sizeof simd_words / sizeof simd_words[0]))
-        return 0;
-    switch ((gpuprobe_simd)v) {
-        GP_SIMD_MAP(GP_CASE)
-    }
-    return 0;
-#undef GP_CASE
+    return v >= 0 && v < (int64_t)(sizeof simd_words / sizeof simd_words[0]) &&
+           simd_listed((gpuprobe_simd)v);
 }
 
 const char *gp_simd_name(int64_t simd)

@@ -18,9 +18,6 @@
 #pragma GCC diagnostic error "-Wswitch"
 #endif
 
-#define GP_CASE(c, ...)                                                       \
-    case c:                                                                   \
-        return 1;
 #define GP_COUNT(...) +1
 
 /* A constant's name and text; n rows of a table, indexed by value. */
@@ -36,21 +33,13 @@ static const char *pick(const name_text *t, int known, int v, int want_text,
     return want_text ? t[v].text : t[v].name;
 }
 
+/* A table of names and texts from an X(constant, name, text) list. */
+#define GP_NAME_TEXT(c, name, text) [c] = {name, text},
+
 /* ---- statuses ---- */
 
-static const name_text status_table[] = {
-#define GP_ROW(c, name, text) [c] = {name, text},
-    GP_STATUS_MAP(GP_ROW)
-#undef GP_ROW
-};
-
-static int status_known(gpuprobe_status s)
-{
-    switch (s) {
-        GP_STATUS_MAP(GP_CASE)
-    }
-    return 0;
-}
+static const name_text status_table[] = {GP_STATUS_MAP(GP_NAME_TEXT)};
+static GP_KNOWN_FN(status_known, gpuprobe_status, GP_STATUS_MAP)
 
 const char *gpuprobe_status_string(gpuprobe_status status)
 {
@@ -64,19 +53,8 @@ const char *gpuprobe_status_name(gpuprobe_status status)
 
 /* ---- CUDA causes ---- */
 
-static const name_text cause_table[] = {
-#define GP_ROW(c, name, text) [c] = {name, text},
-    GP_CUDA_CAUSE_MAP(GP_ROW)
-#undef GP_ROW
-};
-
-static int cause_known(gpuprobe_cuda_cause c)
-{
-    switch (c) {
-        GP_CUDA_CAUSE_MAP(GP_CASE)
-    }
-    return 0;
-}
+static const name_text cause_table[] = {GP_CUDA_CAUSE_MAP(GP_NAME_TEXT)};
+static GP_KNOWN_FN(cause_known, gpuprobe_cuda_cause, GP_CUDA_CAUSE_MAP)
 
 const char *gpuprobe_cuda_cause_string(gpuprobe_cuda_cause cause)
 {
@@ -104,13 +82,7 @@ enum { N_DTYPES = 0 GP_DTYPE_MAP(GP_COUNT) };
 _Static_assert(sizeof dtype_table / sizeof dtype_table[0] == N_DTYPES,
                "gpuprobe_dtype is dense from 0");
 
-int gp_dtype_known(gpuprobe_dtype d)
-{
-    switch (d) {
-        GP_DTYPE_MAP(GP_CASE)
-    }
-    return 0;
-}
+GP_KNOWN_FN(gp_dtype_known, gpuprobe_dtype, GP_DTYPE_MAP)
 
 const char *gpuprobe_dtype_name(gpuprobe_dtype dtype)
 {
@@ -159,13 +131,7 @@ static const char *const workload_table[] = {
 #undef GP_ROW
 };
 
-int gp_workload_known(gpuprobe_workload w)
-{
-    switch (w) {
-        GP_WORKLOAD_MAP(GP_CASE)
-    }
-    return 0;
-}
+GP_KNOWN_FN(gp_workload_known, gpuprobe_workload, GP_WORKLOAD_MAP)
 
 const char *gpuprobe_workload_name(gpuprobe_workload workload)
 {

@@ -92,6 +92,21 @@
     X(GPUPROBE_SIMD_AVX2_FMA, "avx2_fma", "AVX2+FMA")                         \
     X(GPUPROBE_SIMD_AVX512, "avx512", "AVX-512")
 
+/* Defines `int fn(type v)`: 1 when v is one of MAP's constants. Its switch
+ * has no default, so in a file that makes -Wswitch an error (names.c,
+ * format.c) a constant of gpuprobe.h that MAP lacks stops the build. */
+#define GP_KNOWN_CASE(c, ...)                                                 \
+    case c:                                                                   \
+        return 1;
+#define GP_KNOWN_FN(fn, type, MAP)                                            \
+    int fn(type v)                                                            \
+    {                                                                         \
+        switch (v) {                                                          \
+            MAP(GP_KNOWN_CASE)                                                \
+        }                                                                     \
+        return 0;                                                             \
+    }
+
 /* names.c (the library only; the commands use format.h): the dtype's
  * columns, 0 for a value outside the enum. */
 unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype);
