@@ -305,6 +305,22 @@ typedef struct cuda_run {
             return blas_fail(ctx, call, s_);                                  \
     } while (0)
 
+/* A, B and C by one of the runtime's allocators (cudaMallocHost,
+ * cudaMalloc), up to the first failure, whose error it returns with the
+ * runtime's last error cleared. */
+static cudaError_t alloc_abc(const gp_cuda *cu, cudaError_t (*alloc)(void **, size_t),
+                             const cuda_run *r, void **a, void **b, void **c)
+{
+    cudaError_t e = alloc(a, r->ba);
+    if (e == cudaSuccess)
+        e = alloc(b, r->bb);
+    if (e == cudaSuccess)
+        e = alloc(c, r->bc);
+    if (e != cudaSuccess)
+        (void)cu->rt.GetLastError();
+    return e;
+}
+
 /* Device memory for A, B and C and cuBLAS, then the buffers: pinned on the
  * host (transfers at full bus speed, and truly async), then on the device,
  * C poisoned there (0xFFFFFFFF is an fp32 NaN). Inside the device's
@@ -323,28 +339,20 @@ static gpuprobe_status allocate(gpuprobe_context *ctx, const gp_mm_job *job, cud
                        r->g.m, r->g.n, r->g.k, gpuprobe_dtype_name(job->dtype), abc,
                        (double)abc / 1048576.0, GP_DEVICE_HEADROOM >> 20, r->dev->spec,
                        free_b, (double)free_b / 1048576.0, total_b);
-    cudaError_t e = cu->rt.MallocHost(&b->hA, r->ba);
-    if (e == cudaSuccess) e = cu->rt.MallocHost(&b->hB, r->bb);
-    if (e == cudaSuccess) e = cu->rt.MallocHost(&b->hC, r->bc);
-    if (e != cudaSuccess) {
-        (void)cu->rt.GetLastError();
+    cudaError_t e = alloc_abc(cu, cu->rt.MallocHost, r, &b->hA, &b->hB, &b->hC);
+    if (e != cudaSuccess)
         return gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_OUT_OF_MEMORY
                                                            : GPUPROBE_ERR_CUDA,
                        "cudaMallocHost of pinned host buffers (%zu + %zu + %zu "
                        "bytes) failed: %s",
                        r->ba, r->bb, r->bc, rt_name(cu, e));
-    }
-    e = cu->rt.Malloc(&b->dA, r->ba);
-    if (e == cudaSuccess) e = cu->rt.Malloc(&b->dB, r->bb);
-    if (e == cudaSuccess) e = cu->rt.Malloc(&b->dC, r->bc);
-    if (e != cudaSuccess) {
-        (void)cu->rt.GetLastError();
+    e = alloc_abc(cu, cu->rt.Malloc, r, &b->dA, &b->dB, &b->dC);
+    if (e != cudaSuccess)
         return gp_fail(ctx, e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
                                                            : GPUPROBE_ERR_CUDA,
                        "cudaMalloc of A, B and C (%zu + %zu + %zu bytes) on %s "
                        "failed: %s",
                        r->ba, r->bb, r->bc, r->dev->spec, rt_name(cu, e));
-    }
     r->g.dA = b->dA;
     r->g.dB = b->dB;
     r->g.dC = b->dC;
