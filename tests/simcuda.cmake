@@ -166,6 +166,12 @@ simcuda_test_env(scenario.nvml)
 add_test(NAME scenario.nvml_missing COMMAND scenario_nvml missing)
 simcuda_test_env(scenario.nvml_missing NO_NVML)
 
+# The GPUs NVML knows, whether or not CUDA sees them: facts, MIG devices,
+# processes, the three numberings.
+simcuda_scenario(scenario_gpus gpuprobe)
+add_test(NAME scenario.gpus COMMAND scenario_gpus)
+simcuda_test_env(scenario.gpus)
+
 # ---- the commands and the example programs, whole, against simulated fleets ---
 #
 # simcuda_program(CASE FLEET PROGRAM [run.py options] -- [ARG...]): the test
