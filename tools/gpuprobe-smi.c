@@ -23,8 +23,8 @@
 #include <string.h>
 
 static const cli_option options[] = {
-    {"json", NULL, "print one JSON object instead of text"},
-    {NULL, NULL, NULL},
+    {"json", NULL, "print one JSON object instead of text", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 
