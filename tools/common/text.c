@@ -15,6 +15,7 @@
 
 static const char *prog = "gpuprobe";
 static int out_of_memory; /* text was lost: cli_finish() says so */
+static int write_errno;   /* the reason of a write error cli_flush() met */
 
 /* The line cli_put() is building, and where its styles start. */
 static char *line;
@@ -353,6 +354,18 @@ void cli_err(const char *fmt, ...)
 
 /* ---- the end ----------------------------------------------------------------- */
 
+int cli_flush(void)
+{
+    if (line_len > 0)
+        line_end();
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!write_errno)
+        write_errno = errno;
+    return -1;
+}
+
 int cli_finish(int status)
 {
     if (line_len > 0)
@@ -383,6 +396,7 @@ int cli_finish(int status)
         err = errno;
     }
     if (failed) {
+        err = err ? err : write_errno;
         if (err)
             cli_err("write error: %s", strerror(err));
         else

@@ -75,6 +75,11 @@ void cli_style(cli_style_id style);
 /* "<prog>: <message>" on stderr, quoted. */
 void cli_err(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* Write what was printed now (a program that prints more than once, as a
+ * refresh loop): 0, or -1 after a write error, which cli_finish() then
+ * reports with its reason. */
+int cli_flush(void);
+
 /* Last call of every program: ends a pending text line, flushes stdout and
  * checks that everything was written ("<prog>: write error: <reason>" on
  * stderr otherwise, as coreutils does). Returns the exit status: status,
