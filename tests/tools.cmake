@@ -294,6 +294,10 @@ if(TARGET gpuprobe-smi)
       COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tools/man_options.sh $<TARGET_FILE:gpuprobe-${t}>
               ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-${t}.1)
   endforeach()
+  # ... and gpuprobe-smi's every --query-gpu field, and no other.
+  add_test(NAME tools.smi.man_fields
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tools/man_fields.sh $<TARGET_FILE:gpuprobe-smi>
+            ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-smi.1)
 endif()
 
 # ---- the example programs ---------------------------------------------------

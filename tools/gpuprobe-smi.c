@@ -151,8 +151,10 @@ typedef struct view {
     cli_probe pr;
     size_t n;               /* library devices, the CPU first */
     meminfo *mem;           /* per device; NULL for --query-gpu */
-    gpuprobe_gpus *g;       /* NULL: NVML cannot say (why) */
-    char *why;
+    gpuprobe_gpus *g;       /* NULL: NVML cannot say (gpus_st, why, message) */
+    gpuprobe_status gpus_st;
+    char *why;              /* "the GPUs NVML knows: <status>: <message>" */
+    char *message;          /* the library's message */
     unsigned char *shown;   /* per NVML GPU: selected */
     unsigned char *own_row; /* per device: a CUDA device no NVML GPU or MIG device is */
     struct timespec now;    /* when it was read */
@@ -322,6 +324,7 @@ static void view_free(view *v)
     free(v->mem);
     gpuprobe_gpus_destroy(v->g);
     free(v->why);
+    free(v->message);
     free(v->shown);
     free(v->own_row);
 }
@@ -343,7 +346,9 @@ static int view_read(gpuprobe_context *ctx, view *v)
     if (v->mem)
         query_memory(ctx, v);
     st = gpuprobe_gpus_read(ctx, 0, &v->g);
+    v->gpus_st = st;
     if (st != GPUPROBE_OK) {
+        v->message = strdup(gpuprobe_last_error(ctx));
         v->why = cli_status_text(ctx, st, "the GPUs NVML knows");
         if (st != GPUPROBE_ERR_UNSUPPORTED) { /* NVML is there, and failed */
             cli_report(ctx, st, "the GPUs NVML knows");
@@ -366,11 +371,11 @@ typedef struct table {
     size_t n;
 } table;
 
-static const int gpu_w[] = {39, 24, 24};
+static const int gpu_w[] = {43, 22, 23};
 static const table gpu_table = {gpu_w, 3};
-static const int mig_w[] = {16, 20, 24, 24};
+static const int mig_w[] = {16, 20, 24, 25};
 static const table mig_table = {mig_w, 4};
-static const int full_w[] = {93};
+static const int full_w[] = {94};
 static const table full_table = {full_w, 1};
 
 /* "+-----+----+", "|=====+====|" or "|-----+----|". */
@@ -489,17 +494,17 @@ static void header_box(const view *v)
 static void gpu_header(void)
 {
     char a[4][160];
-    const char *l1[3] = {cell(a[0], sizeof a[0], &gpu_table, 0, "%3s  %-26s %s", "GPU", "Name", "CUDA"),
-                         cell(a[1], sizeof a[1], &gpu_table, 1, "%-12s %11s", "Bus-Id", "PCIe"),
-                         cell(a[2], sizeof a[2], &gpu_table, 2, "%5s %7s %10s", "Util", "MemUtil",
+    const char *l1[3] = {cell(a[0], sizeof a[0], &gpu_table, 0, "%3s  %-30s %s", "GPU", "Name", "CUDA"),
+                         cell(a[1], sizeof a[1], &gpu_table, 1, "%-12s %9s", "Bus-Id", "PCIe"),
+                         cell(a[2], sizeof a[2], &gpu_table, 2, "%4s %7s %10s", "Util", "MemUtil",
                               "MIG M.")};
     rule(&gpu_table, '-', '|');
     row(&gpu_table, l1, CLI_BOLD);
     char b[3][160];
     const char *l2[3] = {cell(b[0], sizeof b[0], &gpu_table, 0, "%4s   %13s   CC", "Temp",
                               "Pwr:Usage/Cap"),
-                         cell(b[1], sizeof b[1], &gpu_table, 1, "%24s", "Memory-Usage"),
-                         cell(b[2], sizeof b[2], &gpu_table, 2, "%5s %18s", "Procs", "Free")};
+                         cell(b[1], sizeof b[1], &gpu_table, 1, "%22s", "Memory-Usage"),
+                         cell(b[2], sizeof b[2], &gpu_table, 2, "%5s %17s", "Procs", "Free")};
     row(&gpu_table, l2, CLI_BOLD);
     rule(&gpu_table, '=', '|');
 }
@@ -515,19 +520,19 @@ typedef struct gpu_line {
 
 static void gpu_row(const gpu_line *l)
 {
-    char a[3][160], name[4 * 26 + 1];
-    cli_fit(name, sizeof name, l->name, 26, 0);
+    char a[3][160], name[4 * 30 + 1];
+    cli_fit(name, sizeof name, l->name, 30, 0);
     const char *l1[3] = {cell(a[0], sizeof a[0], &gpu_table, 0, "%3s  %s %s", l->index, name, l->cuda),
-                         cell(a[1], sizeof a[1], &gpu_table, 1, "%-12s %11s", l->bus, l->pcie),
-                         cell(a[2], sizeof a[2], &gpu_table, 2, "%5s %7s %10s", l->util, l->mutil,
+                         cell(a[1], sizeof a[1], &gpu_table, 1, "%-12s %9s", l->bus, l->pcie),
+                         cell(a[2], sizeof a[2], &gpu_table, 2, "%4s %7s %10s", l->util, l->mutil,
                               l->mig)};
     /* cell() fits the whole, name included: a name with escapes keeps its
      * columns, since cli_fit() counts them. */
     char b[3][160];
     const char *l2[3] = {cell(b[0], sizeof b[0], &gpu_table, 0, "%4s   %13s   %s", l->temp, l->power,
                               l->cc),
-                         cell(b[1], sizeof b[1], &gpu_table, 1, "%24s", l->usage),
-                         cell(b[2], sizeof b[2], &gpu_table, 2, "%5s %18s", l->procs, l->free_s)};
+                         cell(b[1], sizeof b[1], &gpu_table, 1, "%22s", l->usage),
+                         cell(b[2], sizeof b[2], &gpu_table, 2, "%5s %17s", l->procs, l->free_s)};
     cli_style_id style = l->seen ? CLI_PLAIN : CLI_DIM;
     row(&gpu_table, l1, style);
     row(&gpu_table, l2, style);
@@ -616,7 +621,9 @@ static void cuda_line(gpuprobe_context *ctx, const view *v, size_t d, gpu_line *
         usage_text(l->usage, sizeof l->usage, (int64_t)m->m.used_bytes, (int64_t)m->m.total_bytes);
         mib(l->free_s, sizeof l->free_s, (int64_t)m->m.available_bytes);
     } else {
-        usage_text(l->usage, sizeof l->usage, -1, total);
+        char t[32];
+        mib(t, sizeof t, total);
+        snprintf(l->usage, sizeof l->usage, "? / %s", t);
         snprintf(l->free_s, sizeof l->free_s, "?");
     }
     snprintf(l->procs, sizeof l->procs, "N/A");
@@ -678,12 +685,12 @@ static void mig_rows(const gpuprobe_gpus *g, size_t i)
             cell(a[0], sizeof a[0], &mig_table, 0, "%3s %4s %3s %3s", ids[0], ids[1], ids[2], ids[3]),
             cell(a[1], sizeof a[1], &mig_table, 1, "%s %8s", profile, slices),
             cell(a[2], sizeof a[2], &mig_table, 2, "%24s", usage),
-            cell(a[3], sizeof a[3], &mig_table, 3, "%-15s %8s", cuda, procs)};
+            cell(a[3], sizeof a[3], &mig_table, 3, "%-15s %9s", cuda, procs)};
         cli_style_id style = m.cuda_index >= 0 ? CLI_PLAIN : CLI_DIM;
         row(&mig_table, cells, style);
-        char blank[32], uuid[4 * 74 + 1];
+        char blank[32], uuid[4 * 75 + 1];
         const char *line2[2] = {cli_fit(blank, sizeof blank, "", 16, 0),
-                                cli_fit(uuid, sizeof uuid, m.uuid[0] ? m.uuid : "N/A", 74, 0)};
+                                cli_fit(uuid, sizeof uuid, m.uuid[0] ? m.uuid : "N/A", 75, 0)};
         row_span(&mig_table, line2, 1, style);
         rule(&mig_table, '-', '+');
     }
@@ -703,11 +710,11 @@ static void mig_table_text(const view *v)
     const char *head[4] = {cell(a[0], sizeof a[0], &mig_table, 0, "%3s %4s %3s %3s", "GPU", "MIG", "GI", "CI"),
                            cell(a[1], sizeof a[1], &mig_table, 1, "%-11s %8s", "Profile", "Slices"),
                            cell(a[2], sizeof a[2], &mig_table, 2, "%24s", "Memory-Usage"),
-                           cell(a[3], sizeof a[3], &mig_table, 3, "%-15s %8s", "CUDA here", "Procs")};
+                           cell(a[3], sizeof a[3], &mig_table, 3, "%-15s %9s", "CUDA here", "Procs")};
     rule(&mig_table, '-', '|');
     row(&mig_table, head, CLI_BOLD);
     char b[2][160];
-    const char *head2[2] = {cli_fit(b[0], sizeof b[0], "", 16, 0), cli_fit(b[1], sizeof b[1], "UUID", 74, 0)};
+    const char *head2[2] = {cli_fit(b[0], sizeof b[0], "", 16, 0), cli_fit(b[1], sizeof b[1], "UUID", 75, 0)};
     row_span(&mig_table, head2, 1, CLI_BOLD);
     rule(&mig_table, '=', '|');
     for (size_t i = 0; i < gpuprobe_gpus_count(v->g); i++)
@@ -727,7 +734,7 @@ static const char *type_text(uint32_t type)
 /* One process row; 1 when /proc has no such process here. */
 static int process_row(const gpuprobe_gpus *g, size_t i, const gpuprobe_process *p)
 {
-    char user[256], cmd[1024], ids[4][32], mem[32], pid[16], u[4 * 10 + 1], c[4 * 32 + 1], text[512];
+    char user[256], cmd[1024], ids[4][32], mem[32], pid[16], u[4 * 10 + 1], c[4 * 33 + 1], text[512];
     int here = smi_process_info(p->pid, user, sizeof user, cmd, sizeof cmd);
     fig(ids[0], sizeof ids[0], gpu_int(g, i, GPUPROBE_GPU_INDEX), "");
     snprintf(ids[1], sizeof ids[1], "%s", "-");
@@ -742,7 +749,7 @@ static int process_row(const gpuprobe_gpus *g, size_t i, const gpuprobe_process 
     mib(mem, sizeof mem, p->used_bytes == GPUPROBE_UNKNOWN_BYTES ? -1 : (int64_t)p->used_bytes);
     snprintf(pid, sizeof pid, "%u%s", p->pid, here ? "" : "*");
     cli_fit(u, sizeof u, user, 10, 0);
-    cli_fit(c, sizeof c, cmd, 32, 0);
+    cli_fit(c, sizeof c, cmd, 33, 0);
     snprintf(text, sizeof text, "%4s %4s %4s %4s %9s  %-4s  %s  %s  %10s", ids[0], ids[1], ids[2],
              ids[3], pid, type_text(p->type), u, c, mem);
     wide_row(&full_table, text, here ? CLI_PLAIN : CLI_DIM);
@@ -757,7 +764,7 @@ static void process_table_text(const view *v)
     if (!gpus)
         return;
     char head[256];
-    snprintf(head, sizeof head, "%4s %4s %4s %4s %9s  %-4s  %-10s  %-32s  %10s", "GPU", "MIG", "GI",
+    snprintf(head, sizeof head, "%4s %4s %4s %4s %9s  %-4s  %-10s  %-33s  %10s", "GPU", "MIG", "GI",
              "CI", "PID", "Type", "User", "Command", "GPU Memory");
     cli_endl();
     rule(&full_table, '-', '+');
@@ -783,8 +790,8 @@ static void process_table_text(const view *v)
         wide_row(&full_table, "No running processes found", CLI_PLAIN);
     rule(&full_table, '-', '+');
     if (elsewhere)
-        cli_line("*: not a process of this PID namespace (another container's, or the host's): "
-                 "its PID as NVML gives it.");
+        cli_line("*: not in this PID namespace (another container's, or the host's): the PID NVML "
+                 "gives.");
 }
 
 /* ---- notes, the CPU ---------------------------------------------------------------------- */
@@ -807,15 +814,24 @@ static void memory_notes(const view *v)
     }
 }
 
+/* How the GPUs are numbered, and where memory comes from. */
 static void numbering_note(const view *v)
 {
-    char why[512];
-    if (v->g) {
-        cli_line("GPU: NVML's index, as nvidia-smi numbers GPUs (by PCI bus id); CUDA: this process's "
-                 "cuda:N.");
+    char text[512], why[4 * 96 + 1];
+    if (!v->g) {
+        snprintf(text, sizeof text, "%s: no nvidia-smi index, health or processes.",
+                 v->message ? v->message : "NVML cannot say");
+        cli_line("%s", cut(why, sizeof why, text, 96));
         return;
     }
-    cli_line("%s", cut(why, sizeof why, v->why ? v->why : "NVML cannot say", 96));
+    cli_line("GPU: NVML's index, as nvidia-smi numbers GPUs (by PCI bus id); CUDA: this process's "
+             "cuda:N.");
+    int context = 0;
+    for (size_t d = 1; d < v->n; d++)
+        context |= OWN_ROW(v, d) && v->mem[d].st == GPUPROBE_OK &&
+                   v->mem[d].m.source == GPUPROBE_MEMORY_SOURCE_CUDA_CONTEXT;
+    if (!context)
+        cli_line("Memory read through NVML: no CUDA context was created.");
 }
 
 static void cpu_text(gpuprobe_context *ctx, const meminfo *mem)
@@ -1051,7 +1067,8 @@ static struct json_object *gpu_json(const gpuprobe_gpus *g, size_t i)
     cli_set(o, "mig_devices", migs);
     if (gpu_int(g, i, GPUPROBE_GPU_PROCESSES) < 0) {
         cli_set_null(o, "processes");
-        cli_set_str(o, "processes_error", gpuprobe_gpus_why(g, i, GPUPROBE_GPU_PROCESSES));
+        cli_set(o, "processes_error", cli_error_obj(gpuprobe_status_name(GPUPROBE_ERR_UNSUPPORTED),
+                                                    gpuprobe_gpus_why(g, i, GPUPROBE_GPU_PROCESSES)));
         return o;
     }
     struct json_object *procs = cli_arr();
@@ -1071,7 +1088,8 @@ static void gpus_json(struct json_object *doc, const view *v)
     cli_set_str(doc, "driver_version", driver);
     if (!v->g) {
         cli_set_null(doc, "gpus");
-        cli_set_str(doc, "gpus_error", v->why ? v->why : "out of memory");
+        cli_set(doc, "gpus_error", cli_error_obj(gpuprobe_status_name(v->gpus_st),
+                                                 v->message ? v->message : "out of memory"));
         return;
     }
     struct json_object *gpus = cli_arr();
