@@ -350,7 +350,7 @@ smi_node4(query_without_format --rc 2 --err "--query-gpu needs --format=csv" -- 
 smi_node4(format_without_query --rc 2 --err "--format goes with --query-gpu" -- --format=csv)
 smi_node4(format_unknown --rc 2 --err "--format: 'csv,xml' is not csv" -- --query-gpu=index --format=csv,xml)
 smi_node4(query_and_json --rc 2 --json ${GPUPROBE_JSON_DOC} --out "\"status\": \"usage\""
-  -- --query-gpu=index --format=csv --json)
+  --err "--query-gpu and --json: choose one" -- --query-gpu=index --format=csv --json)
 smi_node4(help_query --err-empty --clean --out "\n\"memory\\.total\"\n +device memory"
   --out "\n\"name\" or \"gpu_name\"\n" -- --help-query-gpu)
 # The refresh loop: --count refreshes (the CSV header once), a write error
@@ -374,7 +374,7 @@ smi_node4(color_tty --tty --err-empty ${SMI_LAYOUT} --out "\\|\\x1b\\x5b0m\\x1b\
   --out "\\|\\x1b\\x5b0m\\x1b\\x5b2m   3  NVIDIA H200")
 smi_node4(no_color_tty --tty --env NO_COLOR=1 --clean --err-empty ${SMI_LAYOUT} --no-out "\\x1b")
 smi_node4(no_color_empty --tty --env NO_COLOR= --err-empty --out "\\x1b\\x5b1m")
-smi_node4(no_color_pipe --clean --err-empty --no-out "\\x1b")
+smi_node4(no_color_pipe --clean --err-empty ${SMI_LAYOUT} --no-out "\\x1b")
 # Without NVML: the CUDA devices are the rows (no nvidia-smi index), and
 # --query-gpu cannot answer.
 simcuda_program(no_nvml "${SIMCUDA_TWO}" gpuprobe-smi --env GPUPROBE_NVML=off --clean --err-empty ${SMI_LAYOUT}

@@ -109,6 +109,11 @@ if(TARGET gpuprobe-smi)
     JSON_HAS "smi:devices.0.name=${GPUPROBE_HOSTILE}" "info:devices.0.name=${GPUPROBE_HOSTILE}"
              "select:name=${GPUPROBE_HOSTILE}" "fit:devices.0.name=${GPUPROBE_HOSTILE}")
 
+  # gpuprobe-smi here, whatever this machine has: at most 100 columns, the
+  # header box closed.
+  gpuprobe_run_test(tools.smi.layout gpuprobe-smi --width 100 --borders --clean --err-empty)
+  gpuprobe_run_test(tools.smi.layout_tty gpuprobe-smi --tty --width 100 --borders --err-empty)
+
   # A failed device query: exit status 1 in every command that makes it,
   # the reason on stderr (quoted), the item's error object in JSON.
   gpuprobe_run_test(tools.smi.memory_failure gpuprobe-smi ${fail_mem} --rc 1 --clean

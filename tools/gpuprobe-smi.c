@@ -629,15 +629,19 @@ static void cuda_line(gpuprobe_context *ctx, const view *v, size_t d, gpu_line *
     snprintf(l->procs, sizeof l->procs, "N/A");
 }
 
-static void gpu_table_text(gpuprobe_context *ctx, const view *v)
+/* The GPU table under the header box, or the box's end when there is no
+ * GPU; the rows it has. */
+static size_t gpu_table_text(gpuprobe_context *ctx, const view *v)
 {
     size_t rows = 0;
     for (size_t i = 0; i < gpuprobe_gpus_count(v->g); i++)
         rows += SHOWN(v, i);
     for (size_t d = 1; d < v->n; d++)
         rows += OWN_ROW(v, d);
-    if (!rows)
-        return;
+    if (!rows) {
+        rule(&full_table, '-', '+');
+        return 0;
+    }
     gpu_header();
     gpu_line l;
     for (size_t i = 0; i < gpuprobe_gpus_count(v->g); i++)
@@ -650,6 +654,7 @@ static void gpu_table_text(gpuprobe_context *ctx, const view *v)
             cuda_line(ctx, v, d, &l);
             gpu_row(&l);
         }
+    return rows;
 }
 
 /* ---- MIG devices ------------------------------------------------------------------------ */
@@ -878,14 +883,15 @@ static void print_text(gpuprobe_context *ctx, const view *v, unsigned long refre
             cli_line("%s", when);
     }
     header_box(v);
-    gpu_table_text(ctx, v);
+    size_t rows = gpu_table_text(ctx, v);
     if (v->pr.cause != GPUPROBE_CUDA_AVAILABLE) {
         char d[4 * 94 + 1];
         cli_line("No usable CUDA GPU: %s [%s]", gpuprobe_cuda_cause_string(v->pr.cause),
                  gpuprobe_cuda_cause_name(v->pr.cause));
         cli_line("  %s", cut(d, sizeof d, v->pr.detail, 94));
     }
-    numbering_note(v);
+    if (rows)
+        numbering_note(v);
     memory_notes(v);
     mig_table_text(v);
     process_table_text(v);
