@@ -516,6 +516,15 @@ static nvmlReturn_t running_processes(sim_unit *u, int kind, unsigned int *infoC
     NEED_ACCESS(u);                                                           \
     LEAVE(running_processes(u, (kind), infoCount, infos))
 
+/* The same with the first version's layout. */
+#define PROCESSES_V1(name, kind)                                              \
+    ENTER(name);                                                              \
+    NEED_UNIT(u, device);                                                     \
+    if (!infoCount || (*infoCount > 0 && !infos))                             \
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);                                   \
+    NEED_ACCESS(u);                                                           \
+    LEAVE(processes_v1(u, (kind), infoCount, infos))
+
 /* The first version's list (nvmlProcessInfo_v1_t), from the newer one. */
 static nvmlReturn_t processes_v1(sim_unit *u, int kind, unsigned int *infoCount,
                                  nvmlProcessInfo_v1_t *infos)
@@ -552,12 +561,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsign
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
                                                   nvmlProcessInfo_v1_t *infos)
 {
-    ENTER("nvmlDeviceGetComputeRunningProcesses");
-    NEED_UNIT(u, device);
-    if (!infoCount || (*infoCount > 0 && !infos))
-        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    NEED_ACCESS(u);
-    LEAVE(processes_v1(u, SIM_PROC_COMPUTE, infoCount, infos));
+    PROCESSES_V1("nvmlDeviceGetComputeRunningProcesses", SIM_PROC_COMPUTE);
 }
 
 /* The graphics processes (a display server, a renderer): the same three
@@ -577,12 +581,7 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsig
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
                                                    nvmlProcessInfo_v1_t *infos)
 {
-    ENTER("nvmlDeviceGetGraphicsRunningProcesses");
-    NEED_UNIT(u, device);
-    if (!infoCount || (*infoCount > 0 && !infos))
-        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    NEED_ACCESS(u);
-    LEAVE(processes_v1(u, SIM_PROC_GRAPHICS, infoCount, infos));
+    PROCESSES_V1("nvmlDeviceGetGraphicsRunningProcesses", SIM_PROC_GRAPHICS);
 }
 
 /* ---- identity: PCI, compute capability, MIG ids and attributes ---- */

@@ -268,29 +268,37 @@ static void refused_gpu(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* Two GPUs with a process each, and NVML failing as rule says: a new
+ * context (*ctx) and what gpuprobe_gpus_read() gives there (want). */
+static gpuprobe_gpus *failing(const char *rule, gpuprobe_status want, gpuprobe_context **ctx)
+{
+    char conf[512];
+    snprintf(conf, sizeof conf,
+             "%s\n[gpu]\npreset = H200\npci = 0000:19:00.0\nprocess = 1:1GiB\n"
+             "[gpu]\npreset = A100-80GB\npci = 0000:2a:00.0\nprocess = 2:2GiB\n", rule);
+    fleet(conf);
+    *ctx = new_ctx();
+    gpuprobe_gpus *g = (gpuprobe_gpus *)ctx;
+    EXPECT(*ctx, gpuprobe_gpus_read(*ctx, 0, &g), want);
+    if (want != GPUPROBE_OK)
+        assert_null(g);
+    return g;
+}
+
 /* NVML failing: the count, one GPU's handle, a process list. */
 static void nvml_failing(void **state)
 {
     (void)state;
-    static const char two[] = "[gpu]\npreset = H200\npci = 0000:19:00.0\nprocess = 1:1GiB\n"
-                              "[gpu]\npreset = A100-80GB\npci = 0000:2a:00.0\nprocess = 2:2GiB\n";
-    gpuprobe_gpus *g = (gpuprobe_gpus *)&g;
-    char conf[512];
-    snprintf(conf, sizeof conf, "fail = nvmlDeviceGetCount_v2:1=NVML_ERROR_UNKNOWN\n%s", two);
-    fleet(conf);
-    gpuprobe_context *ctx = new_ctx();
-    EXPECT(ctx, gpuprobe_gpus_read(ctx, 0, &g), GPUPROBE_ERR_CUDA);
-    assert_null(g);
+    gpuprobe_context *ctx = NULL;
+    failing("fail = nvmlDeviceGetCount_v2:1=NVML_ERROR_UNKNOWN", GPUPROBE_ERR_CUDA, &ctx);
     assert_contains(gpuprobe_last_error(ctx), "nvmlDeviceGetCount_v2 failed");
     gpuprobe_context_destroy(ctx);
 
     /* The second handle by index (GPU 1's: enumeration finds the CUDA
      * devices by UUID): that GPU is listed, every field unknown but its
      * index. */
-    snprintf(conf, sizeof conf, "fail = nvmlDeviceGetHandleByIndex_v2:2=NVML_ERROR_GPU_IS_LOST\n%s", two);
-    fleet(conf);
-    ctx = new_ctx();
-    g = read_gpus(ctx);
+    gpuprobe_gpus *g = failing("fail = nvmlDeviceGetHandleByIndex_v2:2=NVML_ERROR_GPU_IS_LOST",
+                               GPUPROBE_OK, &ctx);
     assert_int_equal(gpuprobe_gpus_count(g), 2);
     assert_int_equal(gint(g, 1, GPUPROBE_GPU_INDEX), 1);
     const char *s = NULL;
@@ -306,10 +314,7 @@ static void nvml_failing(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* The graphics list of the second GPU: its processes are not listed. */
-    snprintf(conf, sizeof conf, "fail = nvmlDeviceGetGraphicsRunningProcesses_v3:2\n%s", two);
-    fleet(conf);
-    ctx = new_ctx();
-    g = read_gpus(ctx);
+    g = failing("fail = nvmlDeviceGetGraphicsRunningProcesses_v3:2", GPUPROBE_OK, &ctx);
     assert_int_equal(gint(g, 0, GPUPROBE_GPU_PROCESSES), 1);
     unknown(g, 1, GPUPROBE_GPU_PROCESSES, "nvmlDeviceGetGraphicsRunningProcesses_v3 failed");
     gpuprobe_process p = GPUPROBE_PROCESS_INIT;
@@ -318,10 +323,7 @@ static void nvml_failing(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* The driver's version. */
-    snprintf(conf, sizeof conf, "fail = nvmlSystemGetDriverVersion:1\n%s", two);
-    fleet(conf);
-    ctx = new_ctx();
-    g = read_gpus(ctx);
+    g = failing("fail = nvmlSystemGetDriverVersion:1", GPUPROBE_OK, &ctx);
     assert_int_equal(gpuprobe_gpus_get_string(g, 0, GPUPROBE_GPU_DRIVER_VERSION, &s),
                      GPUPROBE_ERR_UNSUPPORTED);
     assert_contains(gpuprobe_gpus_why(g, 1, GPUPROBE_GPU_DRIVER_VERSION),
