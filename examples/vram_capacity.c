@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = cli_next(&a, &v)) >= 0)
         if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &params) != 0 || params == 0)
-            return cli_finish(cli_usage_error("--params wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v));
+            return cli_finish(cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)"));
     if (opt == CLI_ARGS_EXIT)
         return cli_finish(a.status);
 

@@ -256,16 +256,16 @@ static struct {
 static int option(int opt, const char *v)
 {
     if (opt == OPT_PARAMS) {
-        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q.params) != 0)
-            return cli_usage_error("--params wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v);
+        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q.params) != 0 || q.params == 0)
+            return cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)");
         q.have_params = 1;
     } else if (opt == OPT_DTYPE) {
         if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
-            return cli_usage_error("unknown --dtype '%s' (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", v);
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
         args.dtype_given = 1;
     } else if (opt == OPT_WORKLOAD) {
         if (cli_parse_workload(v, &args.workload) != 0)
-            return cli_usage_error("unknown --workload '%s' (weights, inference, training)", v);
+            return cli_bad_value(v, "--workload wants weights, inference or training");
         args.workload_given = 1;
     }
     return CLI_EXIT_OK;

@@ -127,15 +127,15 @@ static int option(int opt, const char *v)
     case OPT_PREFIX: {
         const char *why = label_prefix_error(v);
         if (why || reserved_prefix(v))
-            return cli_usage_error("--prefix '%s': %s", v,
-                                   why ? why : "kubernetes.io and k8s.io are reserved for Kubernetes");
+            return cli_bad_value(v, "--prefix wants a DNS subdomain (%s)",
+                                 why ? why : "kubernetes.io and k8s.io are reserved for Kubernetes");
         args.prefix = v;
         break;
     }
     case OPT_EXPIRY:
         if (parse_duration(v, &args.expiry_s) != 0)
-            return cli_usage_error("--expiry wants a time from 1 second to 3660 days: a number "
-                                   "of seconds, or with s, m, h or d (90m), not '%s'", v);
+            return cli_bad_value(v, "--expiry wants a time from 1 second to 3660 days: a number "
+                                    "of seconds, or with s, m, h or d (90m)");
         break;
     case OPT_BENCH_ONLY:
         args.bench_only = 1;
@@ -148,8 +148,8 @@ static int option(int opt, const char *v)
         uint64_t n = 0;
         gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_M, &lo, &hi);
         if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)(lo < 1 ? 1 : lo))
-            return cli_usage_error("--size must be a whole number in [%lld, %lld], not '%s'",
-                                   (long long)(lo < 1 ? 1 : lo), (long long)hi, v);
+            return cli_bad_value(v, "--size wants a whole number from %lld to %lld",
+                                 (long long)(lo < 1 ? 1 : lo), (long long)hi);
         args.size = (int64_t)n;
         size_given = 1;
         break;

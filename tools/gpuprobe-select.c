@@ -52,12 +52,12 @@ static int option(int opt, const char *v)
         args.spec = v;
         return CLI_EXIT_OK;
     case OPT_MIN_FREE:
-        if (cli_parse_count(v, UINT64_C(1) << 62, &req->min_free_bytes) != 0)
-            return cli_usage_error("--min-free wants a byte count (e.g. 20e9), not '%s'", v);
+        if (cli_parse_size(v, UINT64_C(1) << 62, &req->min_free_bytes) != 0)
+            return cli_bad_value(v, "--min-free wants a size in bytes (20GB, 20GiB, 2e10)");
         break;
     case OPT_MIN_CC:
         if (cli_parse_cc(v, &major, &minor) != 0)
-            return cli_usage_error("--min-cc wants a compute capability X.Y, not '%s'", v);
+            return cli_bad_value(v, "--min-cc wants a compute capability X.Y");
         /* Every CUDA device has at least 1.0; asking for less still asks
          * for a CUDA device (the library excludes the CPU when the major
          * number is above 0). */
@@ -65,22 +65,22 @@ static int option(int opt, const char *v)
         req->min_cc_minor = major < 1 ? 0 : minor;
         break;
     case OPT_FIT:
-        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &req->fit_params) != 0)
-            return cli_usage_error("--fit wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v);
+        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &req->fit_params) != 0 || req->fit_params == 0)
+            return cli_bad_value(v, "--fit wants a parameter count from 1 to 1e15 (7e9)");
         break;
     case OPT_DTYPE:
         if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
-            return cli_usage_error("unknown --dtype '%s' (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", v);
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
         args.have_fit_opts = 1;
         return CLI_EXIT_OK;
     case OPT_WORKLOAD:
         if (cli_parse_workload(v, &args.workload) != 0)
-            return cli_usage_error("unknown --workload '%s' (weights, inference, training)", v);
+            return cli_bad_value(v, "--workload wants weights, inference or training");
         args.have_fit_opts = 1;
         return CLI_EXIT_OK;
     case OPT_MAX_UTIL:
         if (cli_parse_count(v, 100, &pct) != 0)
-            return cli_usage_error("--max-utilization wants a percent from 0 to 100, not '%s'", v);
+            return cli_bad_value(v, "--max-utilization wants a percent from 0 to 100");
         req->max_utilization = (int32_t)pct;
         break;
     case OPT_NO_OTHER:
@@ -112,14 +112,15 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
     if (st != GPUPROBE_OK)
         return cli_fail(ctx, st, "describing device %zu", dev);
     gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
-    gpuprobe_cuda_status(ctx, &cause, NULL);
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
     if (cli_json()) {
         struct json_object *doc = cli_doc();
         cli_set_str(doc, "using", dspec);
         cli_set_u64(doc, "device_index", dev);
         cli_set_str(doc, "name", name);
-        cli_set_str(doc, "reason", why);
-        cli_set_str(doc, "cuda_cause", gpuprobe_cuda_cause_name(cause));
+        cli_set_str(doc, "choice_reason", why);
+        cli_cuda_json(doc, cause, detail);
         return cli_print_doc(doc);
     }
     cli_line("Using: %s", dspec);

@@ -1109,7 +1109,6 @@ static void gpus_json(struct json_object *doc, const view *v)
 static int print_json(gpuprobe_context *ctx, view *v)
 {
     struct json_object *doc = cli_doc();
-    cli_set_str(doc, "library_version", gpuprobe_version_string());
     cli_probe_json(doc, &v->pr);
     gpus_json(doc, v);
     struct json_object *devices = cli_arr();

@@ -83,11 +83,14 @@ static void help(const cli_command *cmd)
         printf("  %-20s %s\n", left, o->help);
     }
     printf("  %-20s %s\n", "--help, -h", "print this help and exit");
-    printf("  %-20s %s\n", "--version", "print the version and exit");
+    printf("  %-20s %s\n", "--version, -V", "print the version and exit");
     printf("\nExit status: 0 success; 1 %s; 2 bad command line.\n", cmd->exit1);
     if (cmd->footer)
         printf("%s\n", cmd->footer);
 }
+
+/* An argument as messages echo it (cli_echo()), in a buffer of the caller's frame. */
+#define ECHO(s) cli_echo((char[CLI_ECHO_MAX + 4]){0}, CLI_ECHO_MAX + 4, (s))
 
 /* "-x", "-x VALUE", "-xVALUE", "-x=VALUE": the option's index, or
  * CLI_ARGS_EXIT after a usage error. */
@@ -131,14 +134,14 @@ int cli_next(cli_args *a, const char **value)
         a->status = CLI_EXIT_OK;
         return CLI_ARGS_EXIT;
     }
-    if (strcmp(arg, "--version") == 0) {
+    if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
         printf("%s (libgpuprobe) %s\n", cmd->name, gpuprobe_version_string());
         a->status = CLI_EXIT_OK;
         return CLI_ARGS_EXIT;
     }
     if (strcmp(arg, "--") == 0) {
         if (a->i < a->argc) {
-            a->status = cli_usage_error("unexpected argument '%s'", a->argv[a->i]);
+            a->status = cli_usage_error("unexpected argument '%s'", ECHO(a->argv[a->i]));
             return CLI_ARGS_EXIT;
         }
         return CLI_ARGS_END;
@@ -146,13 +149,13 @@ int cli_next(cli_args *a, const char **value)
     if (arg[0] == '-' && arg[1] && arg[1] != '-')
         return short_option(cmd, a, arg, value);
     if (strncmp(arg, "--", 2) != 0) {
-        a->status = cli_usage_error("unexpected argument '%s'", arg);
+        a->status = cli_usage_error("unexpected argument '%s'", ECHO(arg));
         return CLI_ARGS_EXIT;
     }
     const char *name = arg + 2, *eq = strchr(name, '=');
     const cli_option *o = find_option(cmd, name, eq ? (size_t)(eq - name) : strlen(name));
     if (!o) {
-        a->status = cli_usage_error("unknown option '%s'", arg);
+        a->status = cli_usage_error("unknown option '%s'", ECHO(arg));
         return CLI_ARGS_EXIT;
     }
     if (!o->arg) {

@@ -74,12 +74,9 @@ int cli_fail(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
     return rc;
 }
 
-int cli_usage_error(const char *fmt, ...)
+/* The usage error msg (NULL: out of memory); frees it. */
+static int usage_error(char *msg)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = cli_vformat(fmt, ap);
-    va_end(ap);
     cli_err("%s", msg ? msg : "usage error");
     fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog());
     if (cli_json()) {
@@ -89,4 +86,42 @@ int cli_usage_error(const char *fmt, ...)
     }
     free(msg);
     return CLI_EXIT_USAGE;
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = cli_vformat(fmt, ap);
+    va_end(ap);
+    return usage_error(msg);
+}
+
+const char *cli_echo(char *buf, size_t size, const char *arg)
+{
+    size_t n = strlen(arg);
+    if (n <= CLI_ECHO_MAX) {
+        snprintf(buf, size, "%s", arg);
+        return buf;
+    }
+    n = CLI_ECHO_MAX;
+    while (n > 0 && ((unsigned char)arg[n] & 0xc0) == 0x80)
+        n--; /* not inside a UTF-8 sequence */
+    snprintf(buf, size, "%.*s...", (int)n, arg);
+    return buf;
+}
+
+int cli_bad_value(const char *value, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = cli_vformat(fmt, ap);
+    va_end(ap);
+    char echo[CLI_ECHO_MAX + 4];
+    cli_echo(echo, sizeof echo, value);
+    char *msg = what ? malloc(strlen(what) + sizeof echo + 8) : NULL;
+    if (msg)
+        sprintf(msg, "%s, not '%s'", what, echo);
+    free(what);
+    return usage_error(msg);
 }

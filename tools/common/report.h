@@ -9,6 +9,8 @@
 #ifndef GPUPROBE_CLI_REPORT_H
 #define GPUPROBE_CLI_REPORT_H
 
+#include <stddef.h>
+
 #include "gpuprobe.h"
 #include "text.h"
 
@@ -26,6 +28,20 @@ void cli_report(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
  * stdout. Returns CLI_EXIT_FAIL. */
 int cli_fail(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
     CLI_PRINTF(3, 4);
+
+/* The longest part of a command-line argument a message echoes, in bytes
+ * (as the library cuts a device spec): a longer one is cut there, at a
+ * character boundary, and "..." marks the cut. */
+#define CLI_ECHO_MAX 40
+
+/* arg as a message echoes it (into buf, which needs CLI_ECHO_MAX + 4
+ * bytes; returns buf). */
+const char *cli_echo(char *buf, size_t size, const char *arg);
+
+/* A value the command line gave that the program does not take: the
+ * usage error "<what>, not '<value>'", the value cut as cli_echo() cuts
+ * it. Returns CLI_EXIT_USAGE. */
+int cli_bad_value(const char *value, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* Report a usage error ("<prog>: <message>" and a hint on stderr; in JSON
  * mode also the error document with status "usage" on stdout). Returns

@@ -16,6 +16,11 @@
 /* A count written as an integer or in e-notation ("7e9", "1.5e10"): whole,
  * non-negative, at most limit. */
 int cli_parse_count(const char *text, uint64_t limit, uint64_t *out);
+/* A size in bytes: a number as cli_parse_count() takes it, with a unit or
+ * none: B, kB, MB, GB, TB, PB (powers of 1000) or KiB, MiB, GiB, TiB, PiB
+ * (powers of 1024), in any letter case ("20GB", "20GiB", "1.5gib",
+ * "2e10"). The bytes must come out whole and at most limit. */
+int cli_parse_size(const char *text, uint64_t limit, uint64_t *out);
 /* A compute capability "X" or "X.Y". */
 int cli_parse_cc(const char *text, int *major, int *minor);
 /* "weights", "inference", "training". */
