@@ -327,8 +327,9 @@ smi_node4(id_list.json --err-empty --json-eq gpus.0.index=0 --json-eq gpus.1.ind
 smi_node4(id_wrong_index --rc 2 --out-empty
   --err "^gpuprobe-smi: -i: no GPU has index 4 \\(NVML knows GPUs 0 to 3\\)\n" -- -i 4)
 smi_node4(id_wrong_uuid --rc 2 --out-empty --err "no GPU or MIG device is 'GPU-0'" -- -i 0,GPU-0)
-smi_node4(id_not_an_id --rc 2 --out-empty --err "'the-big-one' is not a GPU index, UUID or PCI bus id" -- -i the-big-one)
-smi_node4(id_empty_entry --rc 2 --out-empty --err "is not a list of GPUs" -- -i 0,,1)
+smi_node4(id_long --rc 2 --out-empty --err "no GPU or MIG device is 'GPU-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\.\\.\\.'\n" -- -i GPU-{a*200})
+smi_node4(id_not_an_id --rc 2 --out-empty --err "-i wants a GPU's index, UUID or PCI bus id, not 'the-big-one'" -- -i the-big-one)
+smi_node4(id_empty_entry --rc 2 --out-empty --err "-i wants GPUs separated by commas \\(0,2\\), not '0,,1'" -- -i 0,,1)
 # --query-gpu with nvidia-smi's field names, headers, units and [N/A].
 set(smi_fields "index,name,uuid,pci.bus_id,driver_version,memory.total,memory.used,memory.free,utilization.gpu,temperature.gpu,power.draw,power.limit,pcie.link.gen.current,pcie.link.width.max,compute_cap,mig.mode.current,count")
 smi_node4(query_csv --clean --err-empty ${SIMCUDA_UNTOUCHED}
@@ -344,11 +345,11 @@ smi_node4(query_noheader_nounits --err-empty --out "^0, 20992, 287\\.50, 35\n1, 
 smi_node4(query_aliases --err-empty --out "^name, pci\\.bus_id\nNVIDIA H200, 00000000:19:00\\.0\n"
   -- --query-gpu=gpu_name,gpu_bus_id --format=csv -i 0)
 smi_node4(query_unknown_field --rc 2 --out-empty
-  --err "^gpuprobe-smi: --query-gpu: 'memory\\.bogus' is not a field \\(see --help-query-gpu\\)\n"
+  --err "^gpuprobe-smi: --query-gpu wants fields --help-query-gpu lists, not 'memory\\.bogus'\n"
   -- --query-gpu=index,memory.bogus --format=csv)
 smi_node4(query_without_format --rc 2 --err "--query-gpu needs --format=csv" -- --query-gpu=index)
 smi_node4(format_without_query --rc 2 --err "--format goes with --query-gpu" -- --format=csv)
-smi_node4(format_unknown --rc 2 --err "--format: 'csv,xml' is not csv" -- --query-gpu=index --format=csv,xml)
+smi_node4(format_unknown --rc 2 --err "--format wants csv, then noheader or nounits \\(csv,noheader\\), not 'csv,xml'" -- --query-gpu=index --format=csv,xml)
 smi_node4(query_and_json --rc 2 --json ${GPUPROBE_JSON_DOC} --out "\"status\": \"usage\""
   --err "--query-gpu and --json: choose one" -- --query-gpu=index --format=csv --json)
 smi_node4(help_query --err-empty --clean --out "\n\"memory\\.total\"\n +device memory"
@@ -366,8 +367,8 @@ smi_node4(loop_write_error --rc 1 --stdout full
 smi_node4(loop_sigint --signal INT@1.5 --err-empty --out "^index\n0\n$" -- -l 30 -i 0 --query-gpu=index --format=csv)
 smi_node4(loop_sigterm --signal TERM@1.5 --err-empty --out "^0\n$" -- -l 30 -i 0 --query-gpu=index --format=csv,noheader)
 smi_node4(count_without_loop --rc 2 --err "--count goes with --loop" -- --count 2)
-smi_node4(loop_zero --rc 2 --err "--loop: '0' is not a number of seconds" -- -l 0)
-smi_node4(count_zero --rc 2 --err "--count: '0' is not a count" -- -l 1 --count 0)
+smi_node4(loop_zero --rc 2 --err "--loop wants seconds above 0, at most 86400 \\(2, 0\\.5\\), not '0'" -- -l 0)
+smi_node4(count_zero --rc 2 --err "--count wants a number of refreshes from 1, not '0'" -- -l 1 --count 0)
 # Colour only on a terminal, never with NO_COLOR (empty means unset), never
 # in a pipe; it changes no column.
 smi_node4(color_tty --tty --err-empty ${SMI_LAYOUT} --out "\\|\\x1b\\x5b0m\\x1b\\x5b1m gpuprobe-smi"

@@ -77,7 +77,7 @@ static int parse_format(const char *value)
             ok = 0;
     }
     if (!ok || first)
-        return cli_usage_error("--format: '%s' is not csv[,noheader][,nounits]", value);
+        return cli_bad_value(value, "--format wants csv, then noheader or nounits (csv,noheader)");
     want.format = 1;
     return CLI_EXIT_OK;
 }
@@ -88,8 +88,7 @@ static int parse_seconds(const char *value)
     errno = 0;
     double s = strtod(value, &end);
     if (errno || end == value || *end || !isfinite(s) || !(s > 0) || s > 86400)
-        return cli_usage_error("--loop: '%s' is not a number of seconds (above 0, at most 86400)",
-                               value);
+        return cli_bad_value(value, "--loop wants seconds above 0, at most 86400 (2, 0.5)");
     want.loop = s;
     return CLI_EXIT_OK;
 }
@@ -104,8 +103,7 @@ static int option(int opt, const char *value)
     case OPT_QUERY:
         if (smi_fields_parse(value, want.fields, SMI_MAX_FIELDS, &want.nfields, bad,
                              sizeof bad) != 0)
-            return cli_usage_error("--query-gpu: '%s' is not a field (see --help-query-gpu)",
-                                   bad);
+            return cli_bad_value(bad, "--query-gpu wants fields --help-query-gpu lists");
         return CLI_EXIT_OK;
     case OPT_FORMAT:
         return parse_format(value);
@@ -113,7 +111,7 @@ static int option(int opt, const char *value)
         return parse_seconds(value);
     case OPT_COUNT:
         if (cli_parse_count(value, UINT32_MAX, &want.count) != 0 || want.count == 0)
-            return cli_usage_error("--count: '%s' is not a count of refreshes (1 or more)", value);
+            return cli_bad_value(value, "--count wants a number of refreshes from 1");
         return CLI_EXIT_OK;
     case OPT_HELP_QUERY:
         want.help_query = 1;
@@ -135,7 +133,7 @@ static int check(void)
         return cli_usage_error("--count goes with --loop");
     if (want.id && (!want.id[0] || strstr(want.id, ",,") || want.id[0] == ',' ||
                     want.id[strlen(want.id) - 1] == ','))
-        return cli_usage_error("-i: '%s' is not a list of GPUs (0,1 or a UUID or bus id)", want.id);
+        return cli_bad_value(want.id, "-i wants GPUs separated by commas (0,2)");
     return CLI_EXIT_OK;
 }
 
@@ -268,7 +266,7 @@ static int select_one(gpuprobe_context *ctx, view *v, const char *id)
     unsigned long long key;
     if (!index && strncasecmp(id, "GPU-", 4) != 0 && strncasecmp(id, "MIG-", 4) != 0 &&
         parse_bus(id, &key) != 0)
-        return cli_usage_error("-i: '%s' is not a GPU index, UUID or PCI bus id", id);
+        return cli_bad_value(id, "-i wants a GPU's index, UUID or PCI bus id");
     for (size_t i = 0; i < count; i++) {
         int is = index ? strtoull(id, NULL, 10) == (unsigned long long)i : gpu_is(v->g, i, id);
         v->shown[i] |= (unsigned char)(is << 1);
@@ -281,6 +279,8 @@ static int select_one(gpuprobe_context *ctx, view *v, const char *id)
         }
     if (found)
         return CLI_EXIT_OK;
+    char echo[CLI_ECHO_MAX + 4];
+    id = cli_echo(echo, sizeof echo, id);
     if (!v->g)
         return cli_usage_error("-i: no GPU is '%s' here (and NVML, which numbers them, is not "
                                "usable)", id);
