@@ -352,7 +352,7 @@ smi_node4(format_without_query --rc 2 --err "--format goes with --query-gpu" -- 
 smi_node4(format_unknown --rc 2 --err "--format wants csv, then noheader or nounits \\(csv,noheader\\), not 'csv,xml'" -- --query-gpu=index --format=csv,xml)
 smi_node4(query_and_json --rc 2 --json ${GPUPROBE_JSON_DOC} --out "\"status\": \"usage\""
   --err "--query-gpu and --json: choose one" -- --query-gpu=index --format=csv --json)
-smi_node4(help_query --err-empty --clean --out "\n\"memory\\.total\"\n +device memory"
+smi_node4(help_query --err-empty --clean --width 100 --out "\n\"memory\\.total\"\n +device memory[^\n]*\n +header \"memory\\.total \\[MiB\\]\"\n"
   --out "\n\"name\" or \"gpu_name\"\n" -- --help-query-gpu)
 # The refresh loop: --count refreshes (the CSV header once), a write error
 # ends it (status 1, the reason), SIGINT and SIGTERM end it cleanly.

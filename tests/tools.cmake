@@ -133,6 +133,7 @@ if(TARGET gpuprobe-smi)
   # header box closed.
   gpuprobe_run_test(tools.smi.layout gpuprobe-smi --width 100 --borders --clean --err-empty)
   gpuprobe_run_test(tools.smi.layout_tty gpuprobe-smi --tty --width 100 --borders --err-empty)
+  gpuprobe_run_test(tools.smi.help_width gpuprobe-smi --width 100 --err-empty --out "\n  -i, --id ID " -- --help)
 
   # A failed device query: exit status 1 in every command that makes it,
   # the reason on stderr (quoted), the item's error object in JSON.

@@ -1225,7 +1225,7 @@ static const cli_command command = {
     "number here, memory in MiB, health, MIG devices and processes) and the CPU,\n"
     "creating no CUDA context; say why CUDA is not usable when it is not.",
     options,
-    "a query failed (the reason is on stderr), or the output could not be written",
+    "a query failed (the reason is on stderr)",
     "See gpuprobe-smi(1).",
     option,
     check,

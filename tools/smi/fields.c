@@ -48,7 +48,7 @@ static const smi_field fields[] = {
     {"pci.bus_id", "gpu_bus_id", NULL, K_BUS, GPUPROBE_GPU_PCI_BUS_ID,
      "\"domain:bus:device.function\", the domain with eight digits"},
     {"memory.total", NULL, "MiB", K_TOTAL, GPUPROBE_GPU_TOTAL_BYTES,
-     "device memory, the driver's reserve included (as nvidia-smi counts it)"},
+     "device memory, the driver's reserve included (as nvidia-smi has it)"},
     {"memory.reserved", NULL, "MiB", K_MIB, GPUPROBE_GPU_RESERVED_BYTES,
      "memory the driver reserves for itself"},
     {"memory.used", NULL, "MiB", K_MIB, GPUPROBE_GPU_USED_BYTES, "memory used, every process's"},
@@ -209,7 +209,8 @@ void smi_fields_help(void)
             cli_line("\"%s\" or \"%s\"", fields[i].name, fields[i].alias);
         else
             cli_line("\"%s\"", fields[i].name);
-        cli_line("    %s%s%s", fields[i].help, fields[i].unit ? "; header " : "",
-                 fields[i].unit ? smi_field_header(&fields[i], head, sizeof head) : "");
+        cli_line("    %s", fields[i].help);
+        if (fields[i].unit)
+            cli_line("    header \"%s\"", smi_field_header(&fields[i], head, sizeof head));
     }
 }
