@@ -21,7 +21,7 @@
  */
 #include "cli.h"
 
-static const cli_option no_options[] = {{NULL, NULL, NULL}};
+static const cli_option no_options[] = {{NULL, NULL, NULL, 0}};
 static const cli_command command = {
     .name = "cuda_info",
     .summary = "Is CUDA usable, which version, which GPU (the lesson's torch.cuda check).",

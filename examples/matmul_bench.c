@@ -21,8 +21,8 @@
 
 enum { OPT_SIZE };
 static const cli_option options[] = {
-    [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)"},
-    {NULL, NULL, NULL},
+    [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
+    {NULL, NULL, NULL, 0},
 };
 static const cli_command command = {
     .name = "matmul_bench",

@@ -22,9 +22,9 @@
 
 enum { OPT_DEVICE, OPT_MIN_FREE };
 static const cli_option options[] = {
-    [OPT_DEVICE] = {"device", "SPEC", "auto (default), cpu, cuda or cuda:N"},
-    [OPT_MIN_FREE] = {"min-free", "BYTES", "the device must have this much free memory (7e9 ok)"},
-    {NULL, NULL, NULL},
+    [OPT_DEVICE] = {"device", "SPEC", "auto (default), cpu, cuda or cuda:N", 0},
+    [OPT_MIN_FREE] = {"min-free", "BYTES", "the device must have this much free memory (7e9 ok)", 0},
+    {NULL, NULL, NULL, 0},
 };
 static const cli_command command = {
     .name = "select_device",

@@ -16,7 +16,7 @@
  */
 #include "cli.h"
 
-static const cli_option no_options[] = {{NULL, NULL, NULL}};
+static const cli_option no_options[] = {{NULL, NULL, NULL, 0}};
 static const cli_command command = {
     .name = "smi",
     .summary = "List every compute device, the CPU included, with its memory.",

@@ -20,8 +20,8 @@
 
 enum { OPT_PARAMS };
 static const cli_option options[] = {
-    [OPT_PARAMS] = {"params", "N", "does an N-parameter fp16 model fit, and where (7e9 ok)"},
-    {NULL, NULL, NULL},
+    [OPT_PARAMS] = {"params", "N", "does an N-parameter fp16 model fit, and where (7e9 ok)", 0},
+    {NULL, NULL, NULL, 0},
 };
 static const cli_command command = {
     .name = "vram_capacity",

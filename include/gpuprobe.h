@@ -626,6 +626,212 @@ GPUPROBE_API gpuprobe_status gpuprobe_device_memory(gpuprobe_context *ctx,
 
 /** @} */
 
+/** @defgroup gpus The GPUs NVML knows (1.2)
+ *
+ * Every GPU of the machine as NVIDIA's management library (NVML, the
+ * library nvidia-smi reads) knows it, whether or not CUDA sees it in this
+ * process: a GPU hidden by `CUDA_VISIBLE_DEVICES`, a GPU in MIG mode (never
+ * a CUDA device itself) and each of its MIG devices, the processes on
+ * each. The devices of gpuprobe_device_count() are what CUDA sees here;
+ * this is the machine, numbered as nvidia-smi numbers it.
+ *
+ * One call, gpuprobe_gpus_read(), reads everything into a snapshot that
+ * the other calls only look at: the figures of one refresh belong
+ * together, the strings live as long as the snapshot, and nothing changes
+ * under a program reading it. A refresh is a new snapshot. Nothing here
+ * creates a CUDA context or allocates device memory.
+ *
+ * Three levels, each designed to grow the way the rest of this header
+ * grows: the GPUs' facts are read by key (::gpuprobe_gpu_field, new keys
+ * at the end), the MIG devices and processes of a GPU are listed in
+ * size-prefixed structs (new fields at the end, #GPUPROBE_MIG_DEVICE_INIT,
+ * #GPUPROBE_PROCESS_INIT).
+ *
+ * Errors are values: a GPU NVML cannot answer for is listed all the same,
+ * each field it could not read is ::GPUPROBE_ERR_UNSUPPORTED, and
+ * gpuprobe_gpus_why() says why ("nvmlDeviceGetTemperature failed: Not
+ * Supported (NVML error 3)").
+ *
+ * Process IDs are NVML's, that is the driver's: those of the host's PID
+ * namespace. Inside a container a process of another container (or of the
+ * host) has no entry under this container's /proc, or, rarely, an
+ * unrelated process there has the same number; the library gives the
+ * numbers as NVML does and reads nothing of /proc.
+ *  @{ */
+
+/** Opaque snapshot of the GPUs NVML knows. */
+typedef struct gpuprobe_gpus gpuprobe_gpus;
+
+/**
+ * Facts of a GPU in a snapshot, read with gpuprobe_gpus_get_int() or
+ * gpuprobe_gpus_get_string() according to the type given here. New
+ * fields are added at the end; values never change.
+ */
+typedef enum gpuprobe_gpu_field {
+    GPUPROBE_GPU_INDEX = 0,           /**< int: NVML's index, as nvidia-smi numbers GPUs and its `-i` takes them (by PCI bus id); the same as ::GPUPROBE_ATTR_NVML_INDEX. */
+    GPUPROBE_GPU_UUID = 1,            /**< string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
+    GPUPROBE_GPU_NAME = 2,            /**< string: the product name, e.g. "NVIDIA H200" (the driver's bytes). */
+    GPUPROBE_GPU_PCI_BUS_ID = 3,      /**< string: "dddd:bb:dd.f", as ::GPUPROBE_ATTR_PCI_BUS_ID writes it (nvidia-smi writes the domain with eight digits). */
+    GPUPROBE_GPU_DRIVER_VERSION = 4,  /**< string: the NVIDIA driver's version, e.g. "580.65.06" (the same for every GPU, as nvidia-smi's `driver_version`). */
+    GPUPROBE_GPU_TOTAL_BYTES = 5,     /**< int: device memory as CUDA counts it (NVML's total less RESERVED_BYTES), as gpuprobe_memory_info::total_bytes. */
+    GPUPROBE_GPU_USED_BYTES = 6,      /**< int: device memory used, every process's. */
+    GPUPROBE_GPU_FREE_BYTES = 7,      /**< int: device memory free. */
+    GPUPROBE_GPU_RESERVED_BYTES = 8,  /**< int: memory the driver reserves for itself, outside TOTAL_BYTES (NVML version 2; 0 when only version 1 answers). nvidia-smi's "Total" is TOTAL_BYTES + RESERVED_BYTES. */
+    GPUPROBE_GPU_CC_MAJOR = 9,        /**< int: compute capability, major. */
+    GPUPROBE_GPU_CC_MINOR = 10,       /**< int: compute capability, minor. */
+    GPUPROBE_GPU_MIG_MODE = 11,       /**< int: the current MIG mode, 1 enabled, 0 disabled. UNSUPPORTED on GPUs without MIG. */
+    GPUPROBE_GPU_MIG_DEVICES = 12,    /**< int: the MIG devices listed (gpuprobe_gpus_mig_device()); 0 outside MIG mode. */
+    GPUPROBE_GPU_PROCESSES = 13,      /**< int: the processes listed (gpuprobe_gpus_process()), compute and graphics, on the GPU or its MIG devices. */
+    GPUPROBE_GPU_CUDA_INDEX = 14,     /**< int: the CUDA ordinal of the whole GPU in this process (N of "cuda:N", device N + 1 of gpuprobe_device_count()), or -1 when CUDA does not see it here (hidden by CUDA_VISIBLE_DEVICES, in MIG mode, CUDA not usable). Matched by UUID. */
+    GPUPROBE_GPU_GPU_UTILIZATION = 15, /**< int: percent, as ::GPUPROBE_ATTR_GPU_UTILIZATION. UNSUPPORTED in MIG mode. */
+    GPUPROBE_GPU_MEMORY_UTILIZATION = 16, /**< int: percent, as ::GPUPROBE_ATTR_MEMORY_UTILIZATION. */
+    GPUPROBE_GPU_TEMPERATURE_C = 17,  /**< int: degrees Celsius. */
+    GPUPROBE_GPU_POWER_MW = 18,       /**< int: power draw, milliwatts. */
+    GPUPROBE_GPU_POWER_LIMIT_MW = 19, /**< int: the enforced power limit, milliwatts. */
+    GPUPROBE_GPU_PCIE_GEN = 20,       /**< int: current PCIe link generation. */
+    GPUPROBE_GPU_PCIE_WIDTH = 21,     /**< int: current PCIe link width, lanes. */
+    GPUPROBE_GPU_PCIE_MAX_GEN = 22,   /**< int: the highest PCIe generation of the GPU and the system together. */
+    GPUPROBE_GPU_PCIE_MAX_WIDTH = 23  /**< int: the widest PCIe link of the GPU and the system together. */
+} gpuprobe_gpu_field;
+
+/** "Not known" in a byte count of ::gpuprobe_mig_device and ::gpuprobe_process. */
+#define GPUPROBE_UNKNOWN_BYTES UINT64_MAX
+
+/**
+ * A MIG device of a GPU in MIG mode (a GPU instance with a compute
+ * instance: what CUDA can run on, and what a `MIG-` UUID names), whether
+ * or not CUDA sees it in this process. Size-prefixed: initialise with
+ * #GPUPROBE_MIG_DEVICE_INIT. Strings belong to the snapshot; "" and -1
+ * mean unknown.
+ */
+typedef struct gpuprobe_mig_device {
+    size_t size;                 /**< sizeof(gpuprobe_mig_device), set by the caller. */
+    int32_t mig_index;           /**< Its index among the GPU's MIG devices (nvidia-smi's "MIG dev", ::GPUPROBE_ATTR_MIG_INDEX). */
+    int32_t gpu_instance_id;     /**< The GPU instance id (nvidia-smi's "GI ID"); -1 unknown. */
+    int32_t compute_instance_id; /**< The compute instance id ("CI ID"); -1 unknown. */
+    int32_t slices;              /**< The GPU instance's slices of the GPU (the 1 of "1g.18gb"); -1 unknown. */
+    int32_t multiprocessors;     /**< Its streaming multiprocessors; -1 unknown. */
+    int32_t cuda_index;          /**< The CUDA ordinal this MIG device has in this process ("cuda:N"), -1 when CUDA does not see it here. Matched by UUID. */
+    const char *uuid;            /**< "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", what CUDA_VISIBLE_DEVICES takes. */
+    const char *name;            /**< NVML's name, e.g. "NVIDIA H200 MIG 1g.18gb". */
+    const char *profile;         /**< The profile, "1g.18gb": the end of the name. */
+    uint64_t total_bytes;        /**< Its memory as CUDA counts it; #GPUPROBE_UNKNOWN_BYTES unknown. */
+    uint64_t used_bytes;         /**< Used, every process's; #GPUPROBE_UNKNOWN_BYTES unknown. */
+    uint64_t free_bytes;         /**< Free; #GPUPROBE_UNKNOWN_BYTES unknown. */
+} gpuprobe_mig_device;
+
+/** Initialiser for ::gpuprobe_mig_device. */
+#define GPUPROBE_MIG_DEVICE_INIT                                              \
+    {sizeof(gpuprobe_mig_device), -1, -1, -1, -1, -1, -1, "", "", "",         \
+     GPUPROBE_UNKNOWN_BYTES, GPUPROBE_UNKNOWN_BYTES, GPUPROBE_UNKNOWN_BYTES}
+
+/** Bits of gpuprobe_process::type. */
+#define GPUPROBE_PROCESS_COMPUTE 0x1u  /**< In NVML's compute list: a CUDA (or OpenCL) context. */
+#define GPUPROBE_PROCESS_GRAPHICS 0x2u /**< In NVML's graphics list: OpenGL, Vulkan, a display server. Both bits: nvidia-smi's "C+G". */
+
+/**
+ * A process on a GPU or one of its MIG devices, as NVML lists it.
+ * Size-prefixed: initialise with #GPUPROBE_PROCESS_INIT. A process in both
+ * of NVML's lists (compute and graphics) on the same device is one entry
+ * with both bits.
+ */
+typedef struct gpuprobe_process {
+    size_t size;                 /**< sizeof(gpuprobe_process), set by the caller. */
+    uint32_t pid;                /**< The process ID, as NVML gives it (see the group's description). */
+    uint32_t type;               /**< GPUPROBE_PROCESS_* bits. */
+    uint64_t used_bytes;         /**< Device memory it uses; #GPUPROBE_UNKNOWN_BYTES when NVML says it is not available (e.g. without the privilege to see it). */
+    int32_t mig_index;           /**< The MIG device it runs on (gpuprobe_mig_device::mig_index); -1 outside MIG mode. */
+    int32_t gpu_instance_id;     /**< Its GPU instance id; -1 outside MIG mode or unknown. */
+    int32_t compute_instance_id; /**< Its compute instance id; -1 outside MIG mode or unknown. */
+} gpuprobe_process;
+
+/** Initialiser for ::gpuprobe_process. */
+#define GPUPROBE_PROCESS_INIT                                                 \
+    {sizeof(gpuprobe_process), 0, 0, GPUPROBE_UNKNOWN_BYTES, -1, -1, -1}
+
+/**
+ * Read every GPU NVML knows, with its MIG devices and processes, into a new
+ * snapshot. Loads NVML (`libnvidia-ml.so.1`) if no call has yet, and
+ * enumerates the CUDA devices (see gpuprobe_device_count()) to tell which
+ * GPUs and MIG devices CUDA sees here; creates no CUDA context. The
+ * processes of a GPU in MIG mode are read from each of its MIG devices.
+ *
+ * @param ctx   the context (its messages; the NVML it loaded).
+ * @param flags must be 0.
+ * @param out   receives the snapshot, destroyed with gpuprobe_gpus_destroy();
+ *              NULL on failure.
+ * @return ::GPUPROBE_OK (a GPU NVML cannot answer for is in the snapshot,
+ *         its fields unknown); ::GPUPROBE_ERR_INVALID_ARGUMENT;
+ *         ::GPUPROBE_ERR_UNSUPPORTED when NVML is not usable (not
+ *         installed, `GPUPROBE_NVML` or `GPUPROBE_CUDA` turned off, its
+ *         initialisation failed, a build without CUDA support: the message
+ *         says which); ::GPUPROBE_ERR_CUDA when NVML cannot count the GPUs
+ *         (the message names the NVML error); ::GPUPROBE_ERR_OUT_OF_MEMORY.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_gpus_read(gpuprobe_context *ctx, unsigned flags,
+                                                gpuprobe_gpus **out);
+
+/** Destroy a snapshot. NULL is accepted. */
+GPUPROBE_API void gpuprobe_gpus_destroy(gpuprobe_gpus *gpus);
+
+/** The GPUs in the snapshot, in NVML's order (GPU i has index i); 0 for NULL. */
+GPUPROBE_API size_t gpuprobe_gpus_count(const gpuprobe_gpus *gpus);
+
+/**
+ * Read an integer field of GPU @p gpu (0 .. gpuprobe_gpus_count() - 1).
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_NOT_FOUND for a GPU out of range;
+ *         ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL pointers, an unknown
+ *         field or a string field; ::GPUPROBE_ERR_UNSUPPORTED when NVML
+ *         could not say (gpuprobe_gpus_why() says why). @p value is written
+ *         only on success.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_gpus_get_int(const gpuprobe_gpus *gpus, size_t gpu,
+                                                   gpuprobe_gpu_field field, int64_t *value);
+
+/**
+ * Read a string field; the string lives as long as the snapshot. Errors
+ * as for gpuprobe_gpus_get_int() (an integer field is
+ * ::GPUPROBE_ERR_INVALID_ARGUMENT).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_gpus_get_string(const gpuprobe_gpus *gpus, size_t gpu,
+                                                      gpuprobe_gpu_field field,
+                                                      const char **value);
+
+/**
+ * Why a field of a GPU is not known: one line naming the NVML call and its
+ * error, e.g. "nvmlDeviceGetUtilizationRates failed: Not Supported (NVML
+ * error 3)"; "" when the field is known; a fixed text for a NULL snapshot,
+ * a GPU out of range or an unknown field. Never NULL; lives as long as the
+ * snapshot.
+ */
+GPUPROBE_API const char *gpuprobe_gpus_why(const gpuprobe_gpus *gpus, size_t gpu,
+                                           gpuprobe_gpu_field field);
+
+/**
+ * MIG device @p index (0 .. ::GPUPROBE_GPU_MIG_DEVICES - 1) of GPU @p gpu.
+ * @param gpus  the snapshot.
+ * @param gpu   the GPU (0 .. gpuprobe_gpus_count() - 1).
+ * @param index the MIG device, in NVML's order.
+ * @param out caller's struct with `out->size` set (#GPUPROBE_MIG_DEVICE_INIT);
+ *            fields beyond `out->size` are not written; written only on
+ *            success.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_NOT_FOUND for a GPU or index out of
+ *         range; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL pointers or a
+ *         size smaller than the 1.2 struct.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_gpus_mig_device(const gpuprobe_gpus *gpus, size_t gpu,
+                                                      size_t index, gpuprobe_mig_device *out);
+
+/**
+ * Process @p index (0 .. ::GPUPROBE_GPU_PROCESSES - 1) of GPU @p gpu, in
+ * NVML's order (a GPU in MIG mode: by MIG device). Errors and @p out as for
+ * gpuprobe_gpus_mig_device() (#GPUPROBE_PROCESS_INIT).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_gpus_process(const gpuprobe_gpus *gpus, size_t gpu,
+                                                   size_t index, gpuprobe_process *out);
+
+/** @} */
+
 /** @defgroup capacity Capacity estimation
  *  @{ */
 

@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define F(field) offsetof(gp_nvml_fns, field)
@@ -53,6 +54,19 @@ static const struct {
     {"nvmlDeviceGetCurrPcieLinkWidth", F(DeviceGetCurrPcieLinkWidth)},
     {"nvmlDeviceGetMaxPcieLinkGeneration", F(DeviceGetMaxPcieLinkGeneration)},
     {"nvmlDeviceGetMaxPcieLinkWidth", F(DeviceGetMaxPcieLinkWidth)},
+    {"nvmlSystemGetDriverVersion", F(SystemGetDriverVersion)},
+    {"nvmlDeviceGetName", F(DeviceGetName)},
+    {"nvmlDeviceGetPciInfo_v3", F(DeviceGetPciInfo)},
+    {"nvmlDeviceGetCudaComputeCapability", F(DeviceGetCudaComputeCapability)},
+    {"nvmlDeviceGetGpuInstanceId", F(DeviceGetGpuInstanceId)},
+    {"nvmlDeviceGetComputeInstanceId", F(DeviceGetComputeInstanceId)},
+    {"nvmlDeviceGetAttributes_v2", F(DeviceGetAttributes)},
+    {"nvmlDeviceGetComputeRunningProcesses_v3", F(ComputeProcesses)},
+    {"nvmlDeviceGetComputeRunningProcesses_v2", F(ComputeProcesses)},
+    {"nvmlDeviceGetComputeRunningProcesses", F(ComputeProcessesV1)},
+    {"nvmlDeviceGetGraphicsRunningProcesses_v3", F(GraphicsProcesses)},
+    {"nvmlDeviceGetGraphicsRunningProcesses_v2", F(GraphicsProcesses)},
+    {"nvmlDeviceGetGraphicsRunningProcesses", F(GraphicsProcessesV1)},
 };
 
 /* NVML_TEMPERATURE_GPU: the GPU die's sensor. */
@@ -67,6 +81,8 @@ void gp_nvml_error(const gp_nvml *n, const char *call, int rc, char *buf, size_t
     gp_quote(q, sizeof q, s && s[0] ? s : "no description", 80);
     if (rc == GP_NVML_MISSING)
         gp_snprintf(buf, size, "libnvidia-ml.so.1 lacks %s", call);
+    else if (rc == GP_NVML_NO_MEMORY)
+        gp_snprintf(buf, size, "out of host memory for what %s gave", call);
     else
         gp_snprintf(buf, size, "%s failed: %s (NVML error %d)", call, q, rc);
 }
@@ -318,4 +334,178 @@ int gp_nvml_query_int(const gp_nvml *n, void *h, gp_nvml_query q, int64_t *v,
     }
     *call = "?";
     return GP_NVML_MISSING;
+}
+
+/* ---- what the GPUs' snapshot reads ---------------------------------------- */
+
+/* A text NVML writes into a buffer it is given: read into one of NVML's
+ * largest size (terminated whatever NVML wrote), copied out on success. */
+#define GP_NVML_TEXT_MAX 96
+
+static int copy_text(int rc, const char *tmp, char *buf, size_t size)
+{
+    if (rc == GP_NVML_SUCCESS)
+        gp_strlcpy(buf, tmp, size);
+    return rc;
+}
+
+int gp_nvml_driver_version(const gp_nvml *n, char *buf, size_t size, const char **call)
+{
+    char tmp[GP_NVML_TEXT_MAX] = "";
+    *call = "nvmlSystemGetDriverVersion";
+    if (!n->f.SystemGetDriverVersion)
+        return GP_NVML_MISSING;
+    int rc = n->f.SystemGetDriverVersion(tmp, sizeof tmp);
+    tmp[sizeof tmp - 1] = '\0';
+    return copy_text(rc, tmp, buf, size);
+}
+
+static int handle_text(int (*fn)(void *, char *, unsigned), void *h, char *buf, size_t size)
+{
+    char tmp[GP_NVML_TEXT_MAX] = "";
+    if (!fn)
+        return GP_NVML_MISSING;
+    int rc = fn(h, tmp, sizeof tmp);
+    tmp[sizeof tmp - 1] = '\0';
+    return copy_text(rc, tmp, buf, size);
+}
+
+int gp_nvml_name(const gp_nvml *n, void *h, char *buf, size_t size, const char **call)
+{
+    *call = "nvmlDeviceGetName";
+    return handle_text(n->f.DeviceGetName, h, buf, size);
+}
+
+int gp_nvml_uuid(const gp_nvml *n, void *h, char *buf, size_t size, const char **call)
+{
+    *call = "nvmlDeviceGetUUID";
+    return handle_text(n->f.DeviceGetUUID, h, buf, size);
+}
+
+int gp_nvml_pci_bus_id(const gp_nvml *n, void *h, char *buf, size_t size, const char **call)
+{
+    gp_nvml_pci p;
+    memset(&p, 0, sizeof p);
+    *call = "nvmlDeviceGetPciInfo_v3";
+    int rc = n->f.DeviceGetPciInfo ? n->f.DeviceGetPciInfo(h, &p) : GP_NVML_MISSING;
+    if (rc != GP_NVML_SUCCESS)
+        return rc;
+    /* busId is "domain:bus:device.function" with an eight-digit domain;
+     * CUDA writes the domain with four. Read as numbers, so that either
+     * width of domain compares equal. */
+    unsigned dom, bus, dev, fn;
+    char tail;
+    p.bus_id[sizeof p.bus_id - 1] = '\0';
+    if (sscanf(p.bus_id, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 || bus > 0xff ||
+        dev > 0x1f || fn > 7) {
+        dom = p.domain;
+        bus = p.bus & 0xff;
+        dev = p.device & 0x1f;
+        fn = 0;
+    }
+    gp_snprintf(buf, size, "%04X:%02X:%02X.%X", dom, bus, dev, fn);
+    return rc;
+}
+
+int gp_nvml_cc(const gp_nvml *n, void *h, int *major, int *minor, const char **call)
+{
+    int a = 0, b = 0;
+    *call = "nvmlDeviceGetCudaComputeCapability";
+    int rc = n->f.DeviceGetCudaComputeCapability ? n->f.DeviceGetCudaComputeCapability(h, &a, &b)
+                                                 : GP_NVML_MISSING;
+    if (rc == GP_NVML_SUCCESS) {
+        *major = a;
+        *minor = b;
+    }
+    return rc;
+}
+
+int gp_nvml_mig_id(const gp_nvml *n, void *h, int which, unsigned *id, const char **call)
+{
+    gp_nvml_uint_fn fn = which ? n->f.DeviceGetComputeInstanceId : n->f.DeviceGetGpuInstanceId;
+    unsigned v = 0;
+    *call = which ? "nvmlDeviceGetComputeInstanceId" : "nvmlDeviceGetGpuInstanceId";
+    int rc = fn ? fn(h, &v) : GP_NVML_MISSING;
+    if (rc == GP_NVML_SUCCESS)
+        *id = v;
+    return rc;
+}
+
+int gp_nvml_mig_attributes(const gp_nvml *n, void *h, gp_nvml_attributes *out, const char **call)
+{
+    gp_nvml_attributes a;
+    memset(&a, 0, sizeof a);
+    *call = "nvmlDeviceGetAttributes_v2";
+    int rc = n->f.DeviceGetAttributes ? n->f.DeviceGetAttributes(h, &a) : GP_NVML_MISSING;
+    if (rc == GP_NVML_SUCCESS)
+        *out = a;
+    return rc;
+}
+
+/* The most processes believed on one device, and the tries of the
+ * count-then-list protocol when the list keeps growing. */
+#define GP_NVML_MAX_PROCS 4096
+#define GP_NVML_LIST_TRIES 4
+
+/* One call of the list: the newer layout, or the first one converted. */
+static int list_once(gp_nvml_procs_fn fn, gp_nvml_procs_v1_fn fn1, void *h, unsigned *count,
+                     gp_nvml_process *out)
+{
+    if (fn)
+        return fn(h, count, *count ? out : NULL);
+    gp_nvml_process_v1 *v1 = *count ? calloc(*count, sizeof *v1) : NULL;
+    if (*count && !v1)
+        return GP_NVML_NO_MEMORY;
+    unsigned room = *count;
+    int rc = fn1(h, count, v1);
+    for (unsigned i = 0; rc == GP_NVML_SUCCESS && i < *count && i < room; i++) {
+        out[i].pid = v1[i].pid;
+        out[i].used = v1[i].used;
+        out[i].gi = out[i].ci = GP_NVML_NO_ID;
+    }
+    free(v1);
+    return rc;
+}
+
+int gp_nvml_processes(const gp_nvml *n, void *h, int graphics, gp_nvml_process **out,
+                      unsigned *count, const char **call)
+{
+    gp_nvml_procs_fn fn = graphics ? n->f.GraphicsProcesses : n->f.ComputeProcesses;
+    gp_nvml_procs_v1_fn fn1 = graphics ? n->f.GraphicsProcessesV1 : n->f.ComputeProcessesV1;
+    *call = graphics ? "nvmlDeviceGetGraphicsRunningProcesses_v3"
+                     : "nvmlDeviceGetComputeRunningProcesses_v3";
+    *out = NULL;
+    *count = 0;
+    if (!fn && !fn1)
+        return GP_NVML_MISSING;
+    unsigned want = 0; /* an empty list asks for the count */
+    gp_nvml_process *list = NULL;
+    for (int t = 0; t < GP_NVML_LIST_TRIES; t++) {
+        unsigned room = want, got = want;
+        int rc = list_once(fn, fn1, h, &got, list);
+        if (rc == GP_NVML_SUCCESS && got <= room) {
+            *count = got;
+            *out = got ? list : NULL;
+            if (!got)
+                free(list);
+            return rc;
+        }
+        if (rc == GP_NVML_SUCCESS) /* more than there was room for: ask again */
+            rc = GP_NVML_ERROR_INSUFFICIENT_SIZE;
+        if (rc != GP_NVML_ERROR_INSUFFICIENT_SIZE || got > GP_NVML_MAX_PROCS) {
+            free(list);
+            return rc;
+        }
+        /* Room for a few more: processes may start between two calls. */
+        want = got + 4;
+        gp_nvml_process *grown = realloc(list, want * sizeof *grown);
+        if (!grown) {
+            free(list);
+            return GP_NVML_NO_MEMORY;
+        }
+        list = grown;
+        memset(list, 0, want * sizeof *list);
+    }
+    free(list);
+    return GP_NVML_ERROR_INSUFFICIENT_SIZE;
 }

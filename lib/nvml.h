@@ -41,6 +41,36 @@ typedef struct gp_nvml_utilization {
 
 typedef int (*gp_nvml_uint_fn)(void *, unsigned *);
 
+/* nvmlPciInfo_t, as nvmlDeviceGetPciInfo_v3 fills it. */
+typedef struct gp_nvml_pci {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32]; /* "00000000:19:00.0" */
+} gp_nvml_pci;
+
+/* nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2; MIG devices only). */
+typedef struct gp_nvml_attributes {
+    unsigned multiprocessors, copy_engines, decoders, encoders, jpegs, ofas;
+    unsigned gpu_instance_slices, compute_instance_slices;
+    unsigned long long memory_mib;
+} gp_nvml_attributes;
+
+/* nvmlProcessInfo_v2_t, which the _v3 and _v2 process lists fill, and
+ * nvmlProcessInfo_v1_t, which the first version fills. */
+typedef struct gp_nvml_process {
+    unsigned pid;
+    unsigned long long used; /* bytes; GP_NVML_NOT_AVAILABLE: NVML cannot say */
+    unsigned gi, ci;         /* GPU and compute instance; GP_NVML_NO_ID outside MIG */
+} gp_nvml_process;
+typedef struct gp_nvml_process_v1 {
+    unsigned pid;
+    unsigned long long used;
+} gp_nvml_process_v1;
+#define GP_NVML_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* NVML_VALUE_NOT_AVAILABLE */
+#define GP_NVML_NO_ID 0xFFFFFFFFu
+typedef int (*gp_nvml_procs_fn)(void *, unsigned *, gp_nvml_process *);
+typedef int (*gp_nvml_procs_v1_fn)(void *, unsigned *, gp_nvml_process_v1 *);
+
 typedef struct gp_nvml_fns {
     int (*Init)(void);                                   /* nvmlInit_v2 */
     int (*Shutdown)(void);
@@ -69,6 +99,20 @@ typedef struct gp_nvml_fns {
     gp_nvml_uint_fn DeviceGetCurrPcieLinkWidth;
     gp_nvml_uint_fn DeviceGetMaxPcieLinkGeneration;
     gp_nvml_uint_fn DeviceGetMaxPcieLinkWidth;
+    /* The GPUs' snapshot (gpus.c): names, PCI, compute capability, the
+     * driver's version, MIG ids and attributes, the process lists (_v3,
+     * else _v2, which fill the same layout, else the first version). */
+    int (*SystemGetDriverVersion)(char *, unsigned);
+    int (*DeviceGetName)(void *, char *, unsigned);
+    int (*DeviceGetPciInfo)(void *, gp_nvml_pci *);          /* ..._v3 */
+    int (*DeviceGetCudaComputeCapability)(void *, int *, int *);
+    gp_nvml_uint_fn DeviceGetGpuInstanceId;
+    gp_nvml_uint_fn DeviceGetComputeInstanceId;
+    int (*DeviceGetAttributes)(void *, gp_nvml_attributes *); /* ..._v2 */
+    gp_nvml_procs_fn ComputeProcesses;
+    gp_nvml_procs_v1_fn ComputeProcessesV1;
+    gp_nvml_procs_fn GraphicsProcesses;
+    gp_nvml_procs_v1_fn GraphicsProcessesV1;
 } gp_nvml_fns;
 
 typedef struct gp_nvml {
@@ -140,5 +184,39 @@ typedef enum gp_nvml_query {
 #define GP_NVML_MISSING (-1)
 int gp_nvml_query_int(const gp_nvml *n, void *h, gp_nvml_query q, int64_t *v,
                       const char **call);
+
+/* ---- What the GPUs' snapshot reads (gpus.c) ----
+ *
+ * Each returns NVML's code (GP_NVML_MISSING when the driver lacks the
+ * function) and names the NVML function in *call; outputs are written only
+ * on success, strings always terminated. */
+
+/* Host memory ran out (never an NVML code). */
+#define GP_NVML_NO_MEMORY (-2)
+
+/* The driver's version, "580.65.06" (nvmlSystemGetDriverVersion). */
+int gp_nvml_driver_version(const gp_nvml *n, char *buf, size_t size, const char **call);
+/* The handle's name, "NVIDIA H200" or "NVIDIA H200 MIG 1g.18gb". */
+int gp_nvml_name(const gp_nvml *n, void *h, char *buf, size_t size, const char **call);
+/* The handle's UUID, "GPU-..." or "MIG-...". */
+int gp_nvml_uuid(const gp_nvml *n, void *h, char *buf, size_t size, const char **call);
+/* The PCI bus id as CUDA writes it, "0000:19:00.0" (NVML's busId, whose
+ * domain has eight digits, read as numbers). */
+int gp_nvml_pci_bus_id(const gp_nvml *n, void *h, char *buf, size_t size, const char **call);
+/* The compute capability. */
+int gp_nvml_cc(const gp_nvml *n, void *h, int *major, int *minor, const char **call);
+/* A MIG device's GPU instance id (which 0) or compute instance id (1). */
+int gp_nvml_mig_id(const gp_nvml *n, void *h, int which, unsigned *id, const char **call);
+/* A MIG device's attributes (slices, SMs, memory). */
+int gp_nvml_mig_attributes(const gp_nvml *n, void *h, gp_nvml_attributes *out, const char **call);
+/* The compute (graphics 0) or graphics (1) processes on the handle, in a
+ * new array (*out, freed by the caller; NULL when there are none) of
+ * *count entries. The list is asked for as NVML documents: the count, then
+ * the list, again when it grew between the two (a few times, then
+ * NVML_ERROR_INSUFFICIENT_SIZE). The first version's entries carry no
+ * instance ids (GP_NVML_NO_ID). GP_NVML_NO_MEMORY when the array cannot be
+ * allocated. */
+int gp_nvml_processes(const gp_nvml *n, void *h, int graphics, gp_nvml_process **out,
+                      unsigned *count, const char **call);
 
 #endif

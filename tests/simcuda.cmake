@@ -166,6 +166,12 @@ simcuda_test_env(scenario.nvml)
 add_test(NAME scenario.nvml_missing COMMAND scenario_nvml missing)
 simcuda_test_env(scenario.nvml_missing NO_NVML)
 
+# The GPUs NVML knows, whether or not CUDA sees them: facts, MIG devices,
+# processes, the three numberings.
+simcuda_scenario(scenario_gpus gpuprobe)
+add_test(NAME scenario.gpus COMMAND scenario_gpus)
+simcuda_test_env(scenario.gpus)
+
 # ---- the commands and the example programs, whole, against simulated fleets ---
 #
 # simcuda_program(CASE FLEET PROGRAM [run.py options] -- [ARG...]): the test
@@ -201,7 +207,8 @@ function(simcuda_program case fleet program)
   list(FIND ARGN "--" cut)
   if(cut GREATER -1)
     list(SUBLIST ARGN ${cut} -1 args)
-    if("--json" IN_LIST args)
+    # (A refresh loop prints one document a refresh.)
+    if("--json" IN_LIST args AND NOT "--count" IN_LIST args)
       set(json --json ${GPUPROBE_JSON_DOC})
     endif()
   endif()
@@ -210,21 +217,25 @@ function(simcuda_program case fleet program)
   simcuda_test_fleet(${name} "${fleet}")
 endfunction()
 
-# gpuprobe-smi: the table row of each GPU with both numberings, memory
-# read through NVML (no context made, no device memory allocated, as the
-# simulation counts); only the GPUs CUDA_VISIBLE_DEVICES leaves, renumbered
-# (while nvidia-smi's index stays).
+# gpuprobe-smi: every GPU NVML knows, numbered as nvidia-smi numbers them,
+# with the cuda:N each is here; memory in MiB, read through NVML (no
+# context made, no device memory allocated, as the simulation counts); at
+# most 100 columns, every table closed and as wide as its rules.
 set(SIMCUDA_UNTOUCHED --sim-stats contexts_created=0 --sim-stats bytes_allocated=0
   --sim-calls-none "cuDevicePrimaryCtxRetain|cudaSetDevice|cudaMalloc|cudaMemGetInfo|cuMemGetInfo_v2|cublasCreate_v2")
-simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED}
+set(SMI_LAYOUT --width 100 --borders)
+simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED} ${SMI_LAYOUT}
   --sim-calls-some nvmlDeviceGetMemoryInfo_v2
-  --out "Driver CUDA Version: 13\\.0    CUDA Runtime Version: 13\\.0\n"
-  --out "\n\\|   0 \\|    0 \\| NVIDIA H200 +\\|  150\\.8 GB \\|       0 B \\|  150\\.8 GB \\| 9\\.0  \\|  132 \\| 0000:19:00\\.0 +\\|\n"
-  --out "\nMemory: read through NVML\\x3b no CUDA context was created\\.\n"
-  --out "\n\\|   0 \\|   0% \\|   0% \\|  32C \\|      70W / 700W \\|     0 \\| 5x16/5x16    \\|")
+  --out "\n\\| gpuprobe-smi [0-9.]+ +Driver Version: 580\\.65\\.06 +CUDA Version: 13\\.0 \\(runtime 13\\.0\\) +\\|\n\\| Memory in MiB "
+  --out "\n\\|   0  NVIDIA H200 +cuda:0 +\\| 0000:19:00\\.0 +Gen5 x16 \\| +0% +0% +Disabled \\|\n\\|  32C +70W /  700W +9\\.0 +\\| +0MiB / 143771MiB \\| +0 +143771MiB \\|\n"
+  --out "\nMemory read through NVML: no CUDA context was created\\.\n"
+  --out "\n\\| No running processes found +\\|\n")
 simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty ${SIMCUDA_UNTOUCHED}
   --json-eq cuda_available=true --json-eq reason=\"available\"
   --json-eq cuda_runtime_version=\"13.0\" --json-eq cuda_driver_version=\"13.0\"
+  --json-eq driver_version=\"580.65.06\" --json-eq gpus_error=null
+  --json-eq gpus.0.index=0 --json-eq gpus.0.cuda_index=0 --json-eq gpus.0.memory_total_bytes=150754820096
+  --json-eq gpus.0.pci_bus_id=\"0000:19:00.0\" --json-eq gpus.0.processes=[] --json-eq gpus.0.mig_devices=[]
   --json-eq devices.1.name=\"NVIDIA\ H200\" --json-eq devices.1.uuid=\"GPU-5e1e0000-4200-4000-8000-00000000000b\"
   --json-eq devices.1.pci_bus_id=\"0000:19:00.0\" --json-eq devices.1.memory.total_bytes=150754820096
   --json-eq devices.1.memory.available_bytes=150754820096 --json-eq devices.1.memory.used_bytes=0
@@ -233,17 +244,153 @@ simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty ${SIMCU
   --json-eq devices.1.nvml_index=0 --json-eq devices.1.mig_mode=\"disabled\" --json-eq devices.1.mig_instance=false
   --json-eq devices.1.health.power_limit_mw=700000 --json-eq devices.1.health.compute_processes=0
   --json-eq devices.1.error=null -- --json)
-simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED}
-  --out "\n\\|   0 \\|    0 \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|   10\\.3 GB \\|   32\\.2 GB \\| 8\\.0  \\|  108 \\| 0000:21:00\\.0 +\\|\n\\|   1 \\|    1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|   21\\.9 GB \\|  128\\.8 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n")
+simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED} ${SMI_LAYOUT}
+  --out "\n\\|   0  NVIDIA A100-SXM4-40GB +cuda:0 +\\| 0000:21:00\\.0 +Gen4 x16 \\|[^\n]*\n\\|  32C +40W /  400W +8\\.0 +\\| +9816MiB / 40536MiB \\| +0 +30720MiB \\|\n"
+  --out "\n\\|   1  NVIDIA H200 +cuda:1 +\\| 0000:81:00\\.0 +Gen5 x16 \\|[^\n]*\n\\|[^\n]*\\| +20891MiB / 143771MiB \\| +0 +122880MiB \\|\n")
 simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-smi --err-empty
   --json-eq devices.1.spec=\"cuda:0\" --json-eq devices.1.memory.available_bytes=32212254720
-  --json-eq devices.2.spec=\"cuda:1\" --json-eq devices.2.memory.available_bytes=128849018880 -- --json)
-simcuda_program(visible_1 "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES=1 --clean --err-empty
-  --out "\n\\|   0 \\|    1 \\| NVIDIA H200 +\\|  150\\.8 GB \\|   21\\.9 GB \\|  128\\.8 GB \\| 9\\.0  \\|  132 \\| 0000:81:00\\.0 +\\|\n\\+"
-  --no-out "A100")
+  --json-eq devices.2.spec=\"cuda:1\" --json-eq devices.2.memory.available_bytes=128849018880
+  --json-eq gpus.1.memory_free_bytes=128849018880 -- --json)
+# CUDA_VISIBLE_DEVICES=1: CUDA sees the H200 only (cuda:0), NVML both GPUs
+# under their own indices; the A100 is listed, as no CUDA device here.
+simcuda_program(visible_1 "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES=1 --clean --err-empty ${SMI_LAYOUT}
+  --out "\n\\|   0  NVIDIA A100-SXM4-40GB +- +\\| 0000:21:00\\.0 "
+  --out "\n\\|   1  NVIDIA H200 +cuda:0 +\\| 0000:81:00\\.0 ")
 simcuda_program(hidden.json "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES= --err-empty
   --json-eq cuda_available=false --json-eq reason=\"devices_hidden\"
+  --json-eq gpus.0.cuda_index=null --json-eq gpus.1.name=\"NVIDIA\ H200\"
   --json-has "reason_text=CUDA devices are hidden by CUDA_VISIBLE_DEVICES: " --json-has "reason_text=which hides all 2 GPU(s)" --json-eq devices.0.spec=\"cpu\" -- --json)
+
+# A node of four GPUs, listed out of PCI bus order (so CUDA's order is not
+# nvidia-smi's), one in MIG mode with three MIG devices; CUDA_VISIBLE_DEVICES
+# names a GPU, one MIG device and another GPU, so the H100 and two MIG
+# devices (one holding a 3 GiB process) are hidden from CUDA. Processes of
+# both of NVML's lists, one in both, one whose memory NVML cannot give; none
+# of them in this PID namespace (PIDs at pid_max, the largest there can be).
+set(SMI_NODE4 "driver_string=580.65.06"
+  "[gpu]" "preset=H200" "uuid=GPU-5e1e0000-4200-4000-8000-0000000000a0" "pci=0000:19:00.0"
+  "utilization=35" "temperature=41" "power=287.5" "process=4194301:20GiB" "process=4194302:512MiB:graphics"
+  "[gpu]" "preset=H200" "uuid=GPU-5e1e0000-4200-4000-8000-0000000000b0" "pci=0000:3b:00.0"
+  "process=4194303:40GiB:both" "process=4194304:12GiB"
+  "[gpu]" "preset=H100" "uuid=GPU-5e1e0000-4100-4000-8000-0000000000c0" "pci=0000:2a:00.0" "process=4194300:n/a"
+  "[gpu]" "preset=H200" "uuid=GPU-5e1e0000-4200-4000-8000-0000000000d0" "pci=0000:5d:00.0"
+  "[mig]" "profile=3g.71gb" "gi=2" "uuid=MIG-d0d00000-0000-4000-8000-000000000000" "total=66GiB" "process=4194299:8GiB"
+  "[mig]" "profile=1g.18gb" "gi=9" "uuid=MIG-d0d00000-0000-4000-8000-000000000001" "total=16GiB" "process=4194298:3GiB"
+  "[mig]" "profile=1g.18gb" "gi=10" "ci=1" "uuid=MIG-d0d00000-0000-4000-8000-000000000002" "total=16GiB")
+set(SMI_NODE4_VISIBLE --env "CUDA_VISIBLE_DEVICES=GPU-5e1e0000-4200-4000-8000-0000000000b0,MIG-d0d00000-0000-4000-8000-000000000000,GPU-5e1e0000-4200-4000-8000-0000000000a0")
+function(smi_node4 case)
+  simcuda_program(node4.${case} "${SMI_NODE4}" gpuprobe-smi ${ARGN})
+endfunction()
+# The three numberings: nvidia-smi's index, cuda:N here, the MIG index.
+smi_node4(text --clean --err-empty ${SIMCUDA_UNTOUCHED} ${SMI_LAYOUT} ${SMI_NODE4_VISIBLE}
+  --out "\n\\|   0  NVIDIA H200 +cuda:2 +\\| 0000:19:00\\.0 +Gen5 x16 \\| +35% +0% +Disabled \\|\n\\|  41C +288W /  700W +9\\.0 +\\| +20992MiB / 143771MiB \\| +2 +122779MiB \\|\n"
+  --out "\n\\|   1  NVIDIA H100 80GB HBM3 +- +\\| 0000:2A:00\\.0 "
+  --out "\n\\|   2  NVIDIA H200 +cuda:0 +\\| 0000:3B:00\\.0 "
+  --out "\n\\|   3  NVIDIA H200 +- +\\| 0000:5D:00\\.0 +Gen5 x16 \\| +N/A +N/A +Enabled \\|\n"
+  --out "\n\\|   3    0   2   0 \\| 3g\\.71gb +3 slices \\| +8192MiB / 67584MiB \\| cuda:1 +1 \\|\n\\| +\\| MIG-d0d00000-0000-4000-8000-000000000000 +\\|\n"
+  --out "\n\\|   3    1   9   0 \\| 1g\\.18gb +1 slice \\| +3072MiB / 16384MiB \\| not seen here +1 \\|\n\\| +\\| MIG-d0d00000-0000-4000-8000-000000000001 +\\|\n"
+  --out "\n\\|   3    2  10   1 \\| 1g\\.18gb +1 slice \\| +0MiB / 16384MiB \\| not seen here +0 \\|\n"
+  --out "\n\\| +0 +- +- +- +4194301\\* +C +- +- +20480MiB \\|\n\\| +0 +- +- +- +4194302\\* +G +- +- +512MiB \\|\n"
+  --out "\n\\| +1 +- +- +- +4194300\\* +C +- +- +N/A \\|\n"
+  --out "\n\\| +2 +- +- +- +4194303\\* +C\\+G +- +- +40960MiB \\|\n\\| +2 +- +- +- +4194304\\* +C +- +- +12288MiB \\|\n"
+  --out "\n\\| +3 +1 +9 +0 +4194298\\* +C +- +- +3072MiB \\|\n"
+  --out "\n\\*: not in this PID namespace")
+smi_node4(json --err-empty ${SIMCUDA_UNTOUCHED} ${SMI_NODE4_VISIBLE}
+  --json-eq gpus.0.cuda_index=2 --json-eq gpus.1.cuda_index=null --json-eq gpus.2.cuda_index=0
+  --json-eq gpus.3.cuda_index=null --json-eq gpus.3.mig_mode=\"enabled\"
+  --json-eq gpus.3.mig_devices.0.cuda_index=1 --json-eq gpus.3.mig_devices.1.cuda_index=null
+  --json-eq gpus.3.mig_devices.1.profile=\"1g.18gb\" --json-eq gpus.3.mig_devices.1.gpu_instance_id=9
+  --json-eq gpus.3.mig_devices.1.used_bytes=3221225472 --json-eq gpus.3.mig_devices.2.compute_instance_id=1
+  --json-eq gpus.3.processes.1.pid=4194298 --json-eq gpus.3.processes.1.mig_index=1
+  --json-eq gpus.3.processes.1.used_bytes=3221225472 --json-eq gpus.2.processes.0.type=\"compute+graphics\"
+  --json-eq gpus.0.processes.1.type=\"graphics\" --json-eq gpus.1.processes.0.used_bytes=null
+  --json-eq gpus.2.processes.1.in_namespace=false --json-eq gpus.2.processes.1.command=null
+  --json-eq devices.2.nvml_index=3 --json-eq devices.2.mig_index=0 --json-eq driver_version=\"580.65.06\" -- --json)
+# A process of this namespace: its user and command line from /proc.
+simcuda_program(own_process "[gpu];preset=H200;process=@PID@:1GiB" gpuprobe-smi --spawn --clean --err-empty ${SMI_LAYOUT}
+  --out "\n\\| +0 +- +- +- +@PID@ +C +[^ ]+ +sleep 300 +1024MiB \\|\n" --no-out "not in this PID namespace")
+simcuda_program(own_process.json "[gpu];preset=H200;process=@PID@:1GiB" gpuprobe-smi --spawn --err-empty
+  --json-eq gpus.0.processes.0.in_namespace=true --json-eq gpus.0.processes.0.command=\"sleep\ 300\" -- --json)
+# -i: NVML's index (nvidia-smi's), a GPU's or a MIG device's UUID, a PCI
+# bus id with or without its domain, a list; what names no GPU is a usage
+# error.
+smi_node4(id_index --clean --err-empty ${SMI_LAYOUT} ${SMI_NODE4_VISIBLE}
+  --out "\n\\|   3  NVIDIA H200 +- +\\|" --out "\n\\|   3    1   9   0 \\|" --out "\n\\| +3 +1 +9 +0 +4194298\\*"
+  --no-out "NVIDIA H100" --no-out "\n\\| +0 +- +- +- +4194301" --no-out "\nCPU " -- -i 3)
+smi_node4(id_uuid --err-empty ${SMI_NODE4_VISIBLE} --out "\n\\|   1  NVIDIA H100 80GB HBM3 +- +\\|"
+  --no-out "\n\\|   [023] " -- --id GPU-5e1e0000-4100-4000-8000-0000000000c0)
+smi_node4(id_mig_uuid --err-empty --out "\n\\|   3  NVIDIA H200 " --no-out "\n\\|   [012] " -- -i MIG-d0d00000-0000-4000-8000-000000000001)
+smi_node4(id_bus --err-empty --out "^2\n$" -- -i 00000000:3B:00.0 --query-gpu=index --format=csv,noheader)
+smi_node4(id_bus_short --err-empty --out "^0\n2\n$" -- -i=3b:00.0,0 --query-gpu=index --format=csv,noheader)
+smi_node4(id_list.json --err-empty --json-eq gpus.0.index=0 --json-eq gpus.1.index=2
+  --no-out "\\{\"index\": [13], \"memory_total_bytes\"" -- -i0,2 --json)
+smi_node4(id_wrong_index --rc 2 --out-empty
+  --err "^gpuprobe-smi: -i: no GPU has index 4 \\(NVML knows GPUs 0 to 3\\)\n" -- -i 4)
+smi_node4(id_wrong_uuid --rc 2 --out-empty --err "no GPU or MIG device is 'GPU-0'" -- -i 0,GPU-0)
+smi_node4(id_long --rc 2 --out-empty --err "no GPU or MIG device is 'GPU-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\.\\.\\.'\n" -- -i GPU-{a*200})
+smi_node4(id_not_an_id --rc 2 --out-empty --err "-i wants a GPU's index, UUID or PCI bus id, not 'the-big-one'" -- -i the-big-one)
+smi_node4(id_empty_entry --rc 2 --out-empty --err "-i wants GPUs separated by commas \\(0,2\\), not '0,,1'" -- -i 0,,1)
+# --query-gpu with nvidia-smi's field names, headers, units and [N/A].
+set(smi_fields "index,name,uuid,pci.bus_id,driver_version,memory.total,memory.used,memory.free,utilization.gpu,temperature.gpu,power.draw,power.limit,pcie.link.gen.current,pcie.link.width.max,compute_cap,mig.mode.current,count")
+smi_node4(query_csv --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^index, name, uuid, pci\\.bus_id, driver_version, memory\\.total \\[MiB\\], memory\\.used \\[MiB\\], memory\\.free \\[MiB\\], utilization\\.gpu \\[%\\], temperature\\.gpu, power\\.draw \\[W\\], power\\.limit \\[W\\], pcie\\.link\\.gen\\.current, pcie\\.link\\.width\\.max, compute_cap, mig\\.mode\\.current, count\n0, NVIDIA H200, GPU-5e1e0000-4200-4000-8000-0000000000a0, 00000000:19:00\\.0, 580\\.65\\.06, 143771 MiB, 20992 MiB, 122779 MiB, 35 %, 41, 287\\.50 W, 700\\.00 W, 5, 16, 9\\.0, Disabled, 4\n1, NVIDIA H100 80GB HBM3, "
+  --out "\n3, NVIDIA H200, GPU-5e1e0000-4200-4000-8000-0000000000d0, 00000000:5D:00\\.0, 580\\.65\\.06, 143771 MiB, 11264 MiB, 132507 MiB, \\[N/A\\], 32, 70\\.00 W, 700\\.00 W, 5, 16, 9\\.0, Enabled, 4\n$"
+  -- --query-gpu=${smi_fields} --format=csv)
+smi_node4(query_noheader --err-empty --out "^0, 143771 MiB\n1, 81085 MiB\n2, 143771 MiB\n3, 143771 MiB\n$"
+  -- --query-gpu=index,memory.total --format=csv,noheader)
+smi_node4(query_nounits --err-empty --out "^index, memory\\.used \\[MiB\\], power\\.draw \\[W\\], utilization\\.gpu \\[%\\]\n0, 20992, 287\\.50, 35\n"
+  -- --query-gpu=index,memory.used,power.draw,utilization.gpu --format=csv,nounits)
+smi_node4(query_noheader_nounits --err-empty --out "^0, 20992, 287\\.50, 35\n1, 0, 70\\.00, 0\n"
+  -- --query-gpu=index,memory.used,power.draw,utilization.gpu --format=csv,noheader,nounits)
+smi_node4(query_aliases --err-empty --out "^name, pci\\.bus_id\nNVIDIA H200, 00000000:19:00\\.0\n"
+  -- --query-gpu=gpu_name,gpu_bus_id --format=csv -i 0)
+smi_node4(query_unknown_field --rc 2 --out-empty
+  --err "^gpuprobe-smi: --query-gpu wants fields --help-query-gpu lists, not 'memory\\.bogus'\n"
+  -- --query-gpu=index,memory.bogus --format=csv)
+smi_node4(query_without_format --rc 2 --err "--query-gpu needs --format=csv" -- --query-gpu=index)
+smi_node4(format_without_query --rc 2 --err "--format goes with --query-gpu" -- --format=csv)
+smi_node4(format_unknown --rc 2 --err "--format wants csv, then noheader or nounits \\(csv,noheader\\), not 'csv,xml'" -- --query-gpu=index --format=csv,xml)
+smi_node4(query_and_json --rc 2 --json ${GPUPROBE_JSON_DOC} --out "\"status\": \"usage\""
+  --err "--query-gpu and --json: choose one" -- --query-gpu=index --format=csv --json)
+smi_node4(help_query --err-empty --clean --width 100 --out "\n\"memory\\.total\"\n +device memory[^\n]*\n +header \"memory\\.total \\[MiB\\]\"\n"
+  --out "\n\"name\" or \"gpu_name\"\n" -- --help-query-gpu)
+# The refresh loop: --count refreshes (the CSV header once), a write error
+# ends it (status 1, the reason), SIGINT and SIGTERM end it cleanly.
+smi_node4(loop_count --err-empty --out "^index\n0\n3\n0\n3\n0\n3\n$"
+  -- --loop 0.05 --count 3 -i 0,3 --query-gpu=index --format=csv)
+smi_node4(loop_text --err-empty --clean ${SMI_LAYOUT}
+  --out "^[A-Z][a-z][a-z] [A-Z][a-z][a-z] [ 0-9][0-9] [0-9:]+ [0-9]+\n\\+-+\\+\n.*\n\n[A-Z][a-z][a-z] [A-Z][a-z][a-z] [ 0-9][0-9] [0-9:]+ [0-9]+\n\\+-+\\+\n"
+  -- -l 0.05 --count 2 -i 1)
+smi_node4(loop_json --err-empty --out "^\\{[^\n]*\"schema\": [0-9]+[^\n]*\\}\n\\{[^\n]*\\}\n$" -- -l 0.05 --count 2 --json)
+smi_node4(loop_write_error --rc 1 --stdout full
+  --err "^gpuprobe-smi: write error: No space left on device\n$" -- -l 0.05 --count 1000)
+smi_node4(loop_sigint --signal INT@1.5 --err-empty --out "^index\n0\n$" -- -l 30 -i 0 --query-gpu=index --format=csv)
+smi_node4(loop_sigterm --signal TERM@1.5 --err-empty --out "^0\n$" -- -l 30 -i 0 --query-gpu=index --format=csv,noheader)
+smi_node4(count_without_loop --rc 2 --err "--count goes with --loop" -- --count 2)
+smi_node4(loop_zero --rc 2 --err "--loop wants seconds above 0, at most 86400 \\(2, 0\\.5\\), not '0'" -- -l 0)
+smi_node4(count_zero --rc 2 --err "--count wants a number of refreshes from 1, not '0'" -- -l 1 --count 0)
+# Colour only on a terminal, never with NO_COLOR (empty means unset), never
+# in a pipe; it changes no column.
+smi_node4(color_tty --tty --err-empty ${SMI_LAYOUT} --out "\\|\\x1b\\x5b0m\\x1b\\x5b1m gpuprobe-smi"
+  --out "\\|\\x1b\\x5b0m\\x1b\\x5b2m   3  NVIDIA H200")
+smi_node4(no_color_tty --tty --env NO_COLOR=1 --clean --err-empty ${SMI_LAYOUT} --no-out "\\x1b")
+smi_node4(no_color_empty --tty --env NO_COLOR= --err-empty --out "\\x1b\\x5b1m")
+smi_node4(no_color_pipe --clean --err-empty ${SMI_LAYOUT} --no-out "\\x1b")
+# Without NVML: the CUDA devices are the rows (no nvidia-smi index), and
+# --query-gpu cannot answer.
+simcuda_program(no_nvml "${SIMCUDA_TWO}" gpuprobe-smi --env GPUPROBE_NVML=off --clean --err-empty ${SMI_LAYOUT}
+  --out "\n\\|   -  NVIDIA A100-SXM4-40GB +cuda:0 +\\| 0000:21:00\\.0 +N/A \\|"
+  --out "\nNVML is not usable: GPUPROBE_NVML turns NVML off: no nvidia-smi index, health or processes\\.\n")
+simcuda_program(no_nvml.json "${SIMCUDA_TWO}" gpuprobe-smi --env GPUPROBE_NVML=off --err-empty
+  --json-eq gpus=null --json-eq gpus_error.status=\"unsupported\" --json-eq driver_version=null -- --json)
+simcuda_program(no_nvml.query "${SIMCUDA_TWO}" gpuprobe-smi --env GPUPROBE_NVML=off --rc 1 --out-empty
+  --err "--query-gpu: .*NVML is not usable: GPUPROBE_NVML turns NVML off" -- --query-gpu=index --format=csv)
+# A GPU that refuses its own queries (a container holding one MIG device):
+# its figures N/A, its MIG devices and their processes listed.
+simcuda_program(refused "[gpu];preset=H200;nvml_access=denied;[mig];profile=1g.18gb;process=4194304:3GiB;[mig];profile=1g.18gb"
+  gpuprobe-smi --clean --err-empty ${SMI_LAYOUT}
+  --out "\n\\|  N/A +N/A /   N/A +9\\.0 +\\| +N/A / N/A \\| +1 +N/A \\|\n"
+  --out "\n\\|   0    0   1   0 \\| 1g\\.18gb +1 slice \\| +3072MiB / 17971MiB \\| cuda:0 +1 \\|\n")
 
 # gpuprobe-info: the lesson's lines; why CUDA is not available.
 # Every GPU and their count (1.1 printed only cuda:0).
@@ -367,10 +514,10 @@ simcuda_program(cuda_1.fp16.json "${SIMCUDA_TWO}" gpuprobe-bench --err-empty
 set(fail_gpu0 "fail=cuMemGetInfo_v2:1;${SIMCUDA_TWO}")
 set(fail_gpu1 "fail=cuMemGetInfo_v2:2;${SIMCUDA_TWO}")
 set(no_nvml --env GPUPROBE_NVML=off)
-simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi ${no_nvml} --rc 1 --clean
-  --out "\n\\|   0 \\|    - \\| NVIDIA A100-SXM4-40GB +\\|   42\\.5 GB \\|         \\? \\|         \\? \\| 8\\.0  \\|"
-  --out "\n\\|   1 \\|    - \\| NVIDIA H200 +\\|  150\\.8 GB \\|   22\\.4 GB \\|  128\\.3 GB \\|"
-  --out "\nMemory: cuda:1 read inside a CUDA context, as NVML could not answer \\(the context was created for it\\)\\.\n"
+simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi ${no_nvml} --rc 1 --clean ${SMI_LAYOUT}
+  --out "\n\\|   -  NVIDIA A100-SXM4-40GB +cuda:0 +\\|[^\n]*\n\\|  N/A +N/A /   N/A +8\\.0 +\\| +\\? / 40536MiB \\| +N/A +\\? \\|\n"
+  --out "\n\\|   -  NVIDIA H200 +cuda:1 +\\|[^\n]*\n\\|[^\n]*\\| +21391MiB / 143771MiB \\| +N/A +122380MiB \\|\n"
+  --out "\nMemory of cuda:1: read inside a CUDA context, as NVML could not answer \\(created for it\\)\\.\n"
   --err "^gpuprobe-smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
 simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-smi ${no_nvml} --rc 1
   --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=31687966720
@@ -401,7 +548,7 @@ simcuda_program(nvml_memory_failure.json "fail=nvmlDeviceGetMemoryInfo_v2:1;fail
 # escaped, JSON round-trips them (0xff as U+FFFD).
 set(hostile_re "q\"\\\\x1b.31mRED\\\\x01\\\\nNL\\\\xff\\\\\\\\z")
 gpuprobe_hostile_output_tests(sim_name
-  TEXT_HAS "smi:\n\\|   0 \\|    [0-9] \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU 0: ${hostile_re}\n"
+  TEXT_HAS "smi:\n\\|   0  ${hostile_re} +cuda:0 +\\| 0000:" "info:\nGPU 0: ${hostile_re}\n"
            "select:\nDevice: ${hostile_re}\nReason: auto: cuda:0 \\(q\"\\?.31mRED\\?\\?NL\\?"
            "fit:\ncuda:0 \\(${hostile_re}\\)\n" "bench:cuBLAS [^\n]* on ${hostile_re}"
   JSON_HAS "smi:devices.1.name=${GPUPROBE_HOSTILE}" "info:devices.1.name=${GPUPROBE_HOSTILE}"

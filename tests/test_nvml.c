@@ -814,6 +814,341 @@ static void query_unknown(void **state)
     assert_int_equal(v, -7);
 }
 
+/* ---- what the GPUs' snapshot reads ---------------------------------------- */
+
+/* The process lists, scripted: `total` processes (pid 100 + i, i GiB,
+ * instance ids i and i + 10); each call may see `grow` more than the
+ * last one did (processes starting between the count and the list). */
+static struct procs_script {
+    unsigned total, grow, calls, v1_calls;
+    int rc; /* forced result, 0: the protocol's */
+    unsigned long long used0;
+} ps;
+
+static int s_proc_list(void *h, unsigned *count, gp_nvml_process *out)
+{
+    (void)h;
+    unsigned room = *count, have = ps.total + ps.grow * ps.calls;
+    ps.calls++;
+    for (unsigned i = 0; out && i < room && i < have; i++) {
+        out[i].pid = 100 + i;
+        out[i].used = i == 0 && ps.used0 ? ps.used0 : (unsigned long long)i << 30;
+        out[i].gi = i;
+        out[i].ci = i + 10;
+    }
+    *count = have;
+    if (ps.rc)
+        return ps.rc;
+    return have > room ? GP_NVML_ERROR_INSUFFICIENT_SIZE : GP_NVML_SUCCESS;
+}
+
+static int s_proc_list_v1(void *h, unsigned *count, gp_nvml_process_v1 *out)
+{
+    (void)h;
+    unsigned room = *count;
+    ps.v1_calls++;
+    for (unsigned i = 0; out && i < room && i < ps.total; i++) {
+        out[i].pid = 200 + i;
+        out[i].used = 7;
+    }
+    *count = ps.total;
+    return ps.total > room ? GP_NVML_ERROR_INSUFFICIENT_SIZE : GP_NVML_SUCCESS;
+}
+
+static gp_nvml procs_nvml(void)
+{
+    gp_nvml n = nvml();
+    memset(&ps, 0, sizeof ps);
+    n.f.ComputeProcesses = s_proc_list;
+    n.f.GraphicsProcesses = s_proc_list;
+    n.f.ComputeProcessesV1 = s_proc_list_v1;
+    n.f.GraphicsProcessesV1 = s_proc_list_v1;
+    return n;
+}
+
+/* The count, then the list; none is an empty list; the instance ids and
+ * "not available" memory as NVML gives them. */
+static void processes_listed(void **state)
+{
+    (void)state;
+    gp_nvml n = procs_nvml();
+    gp_nvml_process *list = (gp_nvml_process *)&n;
+    unsigned count = 99;
+    const char *call = NULL;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call), GP_NVML_SUCCESS);
+    assert_string_equal(call, "nvmlDeviceGetComputeRunningProcesses_v3");
+    assert_null(list);
+    assert_int_equal(count, 0);
+    assert_int_equal(ps.calls, 1);
+
+    ps.total = 3;
+    ps.used0 = GP_NVML_NOT_AVAILABLE;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 1, &list, &count, &call), GP_NVML_SUCCESS);
+    assert_string_equal(call, "nvmlDeviceGetGraphicsRunningProcesses_v3");
+    assert_int_equal(count, 3);
+    assert_int_equal(ps.calls, 3); /* the count, the list */
+    assert_int_equal(list[0].pid, 100);
+    assert_true(list[0].used == GP_NVML_NOT_AVAILABLE);
+    assert_int_equal(list[2].used, UINT64_C(2) << 30);
+    assert_int_equal(list[2].gi, 2);
+    assert_int_equal(list[2].ci, 12);
+    free(list);
+}
+
+/* Processes starting between the calls: asked again with room for the
+ * new count; a list that never stops growing ends after a few tries. */
+static void processes_growing(void **state)
+{
+    (void)state;
+    gp_nvml n = procs_nvml();
+    gp_nvml_process *list = NULL;
+    unsigned count = 0;
+    const char *call = NULL;
+    ps.total = 2;
+    ps.grow = 3; /* within the room of four added */
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call), GP_NVML_SUCCESS);
+    /* the count says 2; the list, with room for 6, finds 5 */
+    assert_int_equal(count, 5);
+    assert_int_equal(ps.calls, 2);
+    assert_int_equal(list[4].pid, 104);
+    free(list);
+
+    memset(&ps, 0, sizeof ps);
+    ps.total = 2;
+    ps.grow = 5; /* past the room each time: 2, then 7 > 6, 12 > 11, 17 > 16 */
+    list = (gp_nvml_process *)&n;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call),
+                     GP_NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_null(list);
+    assert_int_equal(count, 0);
+    assert_int_equal(ps.calls, 4);
+
+    /* A count beyond belief is not allocated for. */
+    memset(&ps, 0, sizeof ps);
+    ps.total = 5000;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call),
+                     GP_NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(ps.calls, 1);
+    assert_null(list);
+
+    /* NVML saying success with more than there was room for: asked again. */
+    memset(&ps, 0, sizeof ps);
+    ps.total = 2;
+    ps.rc = GP_NVML_SUCCESS;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call), GP_NVML_SUCCESS);
+    assert_int_equal(count, 2);
+    assert_int_equal(ps.calls, 2);
+    free(list);
+}
+
+/* A failing list, the first version only, no list at all. */
+static void processes_failing_and_old(void **state)
+{
+    (void)state;
+    gp_nvml n = procs_nvml();
+    gp_nvml_process *list = (gp_nvml_process *)&n;
+    unsigned count = 9;
+    const char *call = NULL;
+    ps.total = 1;
+    ps.rc = FAIL;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call), FAIL);
+    assert_null(list);
+    assert_int_equal(count, 0);
+
+    ps.rc = 0;
+    ps.total = 2;
+    ps.calls = 0;
+    n.f.ComputeProcesses = NULL;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call), GP_NVML_SUCCESS);
+    assert_int_equal(ps.calls, 0);
+    assert_int_equal(ps.v1_calls, 2);
+    assert_int_equal(count, 2);
+    assert_int_equal(list[1].pid, 201);
+    assert_int_equal(list[1].used, 7);
+    assert_int_equal(list[1].gi, GP_NVML_NO_ID); /* the first version has none */
+    assert_int_equal(list[1].ci, GP_NVML_NO_ID);
+    free(list);
+
+    n.f.ComputeProcessesV1 = NULL;
+    assert_int_equal(gp_nvml_processes(&n, &gpu_h, 0, &list, &count, &call), GP_NVML_MISSING);
+    assert_string_equal(call, "nvmlDeviceGetComputeRunningProcesses_v3");
+    char buf[128];
+    gp_nvml_error(&n, "nvmlDeviceGetGraphicsRunningProcesses_v3", GP_NVML_NO_MEMORY, buf, sizeof buf);
+    assert_string_equal(buf, "out of host memory for what nvmlDeviceGetGraphicsRunningProcesses_v3 gave");
+}
+
+/* The texts: written only on success, terminated whatever NVML wrote. */
+static int s_text(char *buf, unsigned len)
+{
+    if (sc.fill)
+        memset(buf, 'T', sc.fill < len ? sc.fill : len);
+    else
+        snprintf(buf, len, "%s", sc.uuid);
+    return sc.uuid_rc;
+}
+static int s_driver(char *buf, unsigned len) { return s_text(buf, len); }
+static int s_name(void *h, char *buf, unsigned len)
+{
+    (void)h;
+    return s_text(buf, len);
+}
+
+static void texts(void **state)
+{
+    (void)state;
+    gp_nvml n = nvml();
+    n.f.SystemGetDriverVersion = s_driver;
+    n.f.DeviceGetName = s_name;
+    char buf[32];
+    const char *call = NULL;
+    sc.uuid = "580.65.06";
+    assert_int_equal(gp_nvml_driver_version(&n, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(buf, "580.65.06");
+    assert_string_equal(call, "nvmlSystemGetDriverVersion");
+    sc.uuid = "NVIDIA H200";
+    assert_int_equal(gp_nvml_name(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(buf, "NVIDIA H200");
+    assert_int_equal(gp_nvml_uuid(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(call, "nvmlDeviceGetUUID");
+    /* Unterminated: cut at the buffer, terminated. */
+    sc.fill = 500;
+    assert_int_equal(gp_nvml_name(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_int_equal(strlen(buf), sizeof buf - 1);
+    assert_int_equal(buf[0], 'T');
+    /* Failing: nothing written. */
+    sc.fill = 0;
+    sc.uuid_rc = FAIL;
+    strcpy(buf, "kept");
+    assert_int_equal(gp_nvml_driver_version(&n, buf, sizeof buf, &call), FAIL);
+    assert_int_equal(gp_nvml_name(&n, &gpu_h, buf, sizeof buf, &call), FAIL);
+    assert_string_equal(call, "nvmlDeviceGetName");
+    assert_string_equal(buf, "kept");
+    n.f.SystemGetDriverVersion = NULL;
+    n.f.DeviceGetName = NULL;
+    assert_int_equal(gp_nvml_driver_version(&n, buf, sizeof buf, &call), GP_NVML_MISSING);
+    assert_int_equal(gp_nvml_name(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_MISSING);
+    assert_string_equal(buf, "kept");
+}
+
+/* The PCI bus id: NVML's eight-digit domain read as a number; a busId
+ * that does not parse falls back to the numeric fields. */
+static gp_nvml_pci pci_answer;
+static int pci_rc;
+static int s_pci(void *h, gp_nvml_pci *p)
+{
+    (void)h;
+    *p = pci_answer;
+    return pci_rc;
+}
+
+static void pci_bus_id(void **state)
+{
+    (void)state;
+    gp_nvml n = nvml();
+    n.f.DeviceGetPciInfo = s_pci;
+    char buf[32];
+    const char *call = NULL;
+    memset(&pci_answer, 0, sizeof pci_answer);
+    pci_rc = GP_NVML_SUCCESS;
+    strcpy(pci_answer.bus_id, "00000001:1B:02.3");
+    assert_int_equal(gp_nvml_pci_bus_id(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(buf, "0001:1B:02.3");
+    assert_string_equal(call, "nvmlDeviceGetPciInfo_v3");
+    strcpy(pci_answer.bus_id, "0000:1b:00.0"); /* four digits, lower case */
+    assert_int_equal(gp_nvml_pci_bus_id(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(buf, "0000:1B:00.0");
+    memset(pci_answer.bus_id, 'z', sizeof pci_answer.bus_id); /* unterminated nonsense */
+    pci_answer.domain = 2;
+    pci_answer.bus = 0x3c;
+    pci_answer.device = 4;
+    assert_int_equal(gp_nvml_pci_bus_id(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(buf, "0002:3C:04.0");
+    strcpy(pci_answer.bus_id, "0000:1b:00.9"); /* no function 9 */
+    assert_int_equal(gp_nvml_pci_bus_id(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_SUCCESS);
+    assert_string_equal(buf, "0002:3C:04.0");
+    pci_rc = FAIL;
+    strcpy(buf, "kept");
+    assert_int_equal(gp_nvml_pci_bus_id(&n, &gpu_h, buf, sizeof buf, &call), FAIL);
+    assert_string_equal(buf, "kept");
+    n.f.DeviceGetPciInfo = NULL;
+    assert_int_equal(gp_nvml_pci_bus_id(&n, &gpu_h, buf, sizeof buf, &call), GP_NVML_MISSING);
+}
+
+/* Compute capability, MIG ids and attributes: written only on success. */
+static int id_rc;
+static int s_cc(void *h, int *a, int *b)
+{
+    (void)h;
+    *a = 9;
+    *b = 1;
+    return id_rc;
+}
+static int s_gi(void *h, unsigned *v)
+{
+    (void)h;
+    *v = 13;
+    return id_rc;
+}
+static int s_ci(void *h, unsigned *v)
+{
+    (void)h;
+    *v = 2;
+    return id_rc;
+}
+static int s_attr(void *h, gp_nvml_attributes *a)
+{
+    (void)h;
+    memset(a, 0, sizeof *a);
+    a->gpu_instance_slices = 3;
+    a->multiprocessors = 60;
+    return id_rc;
+}
+
+static void mig_ids(void **state)
+{
+    (void)state;
+    gp_nvml n = nvml();
+    n.f.DeviceGetCudaComputeCapability = s_cc;
+    n.f.DeviceGetGpuInstanceId = s_gi;
+    n.f.DeviceGetComputeInstanceId = s_ci;
+    n.f.DeviceGetAttributes = s_attr;
+    const char *call = NULL;
+    int major = -1, minor = -1;
+    unsigned gi = 99, ci = 99;
+    gp_nvml_attributes a;
+    memset(&a, 0xff, sizeof a);
+    id_rc = FAIL;
+    assert_int_equal(gp_nvml_cc(&n, &gpu_h, &major, &minor, &call), FAIL);
+    assert_string_equal(call, "nvmlDeviceGetCudaComputeCapability");
+    assert_int_equal(gp_nvml_mig_id(&n, &mig_h, 0, &gi, &call), FAIL);
+    assert_string_equal(call, "nvmlDeviceGetGpuInstanceId");
+    assert_int_equal(gp_nvml_mig_id(&n, &mig_h, 1, &ci, &call), FAIL);
+    assert_string_equal(call, "nvmlDeviceGetComputeInstanceId");
+    assert_int_equal(gp_nvml_mig_attributes(&n, &mig_h, &a, &call), FAIL);
+    assert_string_equal(call, "nvmlDeviceGetAttributes_v2");
+    assert_int_equal(major, -1);
+    assert_int_equal(gi, 99);
+    assert_int_equal(ci, 99);
+    assert_int_equal(a.gpu_instance_slices, 0xffffffffu);
+    id_rc = GP_NVML_SUCCESS;
+    assert_int_equal(gp_nvml_cc(&n, &gpu_h, &major, &minor, &call), GP_NVML_SUCCESS);
+    assert_int_equal(major, 9);
+    assert_int_equal(minor, 1);
+    assert_int_equal(gp_nvml_mig_id(&n, &mig_h, 0, &gi, &call), GP_NVML_SUCCESS);
+    assert_int_equal(gp_nvml_mig_id(&n, &mig_h, 1, &ci, &call), GP_NVML_SUCCESS);
+    assert_int_equal(gi, 13);
+    assert_int_equal(ci, 2);
+    assert_int_equal(gp_nvml_mig_attributes(&n, &mig_h, &a, &call), GP_NVML_SUCCESS);
+    assert_int_equal(a.gpu_instance_slices, 3);
+    assert_int_equal(a.multiprocessors, 60);
+    n.f.DeviceGetCudaComputeCapability = NULL;
+    n.f.DeviceGetGpuInstanceId = NULL;
+    n.f.DeviceGetAttributes = NULL;
+    assert_int_equal(gp_nvml_cc(&n, &gpu_h, &major, &minor, &call), GP_NVML_MISSING);
+    assert_int_equal(gp_nvml_mig_id(&n, &mig_h, 0, &gi, &call), GP_NVML_MISSING);
+    assert_int_equal(gp_nvml_mig_attributes(&n, &mig_h, &a, &call), GP_NVML_MISSING);
+}
+
 /* ---- the loader ----------------------------------------------------------- */
 
 static char nvml_path[GP_PATH_LEN]; /* where libnvidia-ml.so.1 comes from */
@@ -894,6 +1229,12 @@ static void load_and_unload(void **state)
                      dlsym(n.lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
     assert_ptr_equal(fn_addr(&n.f.DeviceGetMaxPcieLinkWidth),
                      dlsym(n.lib, "nvmlDeviceGetMaxPcieLinkWidth"));
+    assert_ptr_equal(fn_addr(&n.f.ComputeProcesses),
+                     dlsym(n.lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
+    assert_ptr_equal(fn_addr(&n.f.GraphicsProcesses),
+                     dlsym(n.lib, "nvmlDeviceGetGraphicsRunningProcesses_v3"));
+    assert_ptr_equal(fn_addr(&n.f.GraphicsProcessesV1),
+                     dlsym(n.lib, "nvmlDeviceGetGraphicsRunningProcesses"));
     /* Loaded once. */
     assert_int_equal(gp_nvml_load(&n, 0), 1);
     assert_int_equal(nvml_opens, 1);
@@ -995,6 +1336,12 @@ static void load_older_versions(void **state)
         assert_non_null(dlsym(n.lib, cases[i].symbol));
         assert_ptr_equal(fn_addr(&n.f.DeviceGetComputeRunningProcesses),
                          dlsym(n.lib, cases[i].symbol));
+        /* The lists: _v2 fills the newest layout, the first version its
+         * own (converted). */
+        assert_ptr_equal(fn_addr(&n.f.ComputeProcesses),
+                         i == 0 ? dlsym(n.lib, cases[i].symbol) : NULL);
+        assert_ptr_equal(fn_addr(&n.f.ComputeProcessesV1),
+                         dlsym(n.lib, "nvmlDeviceGetComputeRunningProcesses"));
         gp_nvml_unload(&n);
     }
 }
@@ -1022,6 +1369,12 @@ int main(void)
         cmocka_unit_test(query_failing),
         cmocka_unit_test(query_processes),
         cmocka_unit_test(query_unknown),
+        cmocka_unit_test(processes_listed),
+        cmocka_unit_test(processes_growing),
+        cmocka_unit_test(processes_failing_and_old),
+        cmocka_unit_test(texts),
+        cmocka_unit_test(pci_bus_id),
+        cmocka_unit_test(mig_ids),
         cmocka_unit_test_setup_teardown(load_and_unload, loader_setup, loader_teardown),
         cmocka_unit_test_setup_teardown(load_disabled, loader_setup, loader_teardown),
         cmocka_unit_test_setup_teardown(load_missing, loader_setup, loader_teardown),

@@ -129,6 +129,12 @@ if(TARGET gpuprobe-smi)
     JSON_HAS "smi:devices.0.name=${GPUPROBE_HOSTILE}" "info:devices.0.name=${GPUPROBE_HOSTILE}"
              "select:name=${GPUPROBE_HOSTILE}" "fit:devices.0.name=${GPUPROBE_HOSTILE}")
 
+  # gpuprobe-smi here, whatever this machine has: at most 100 columns, the
+  # header box closed.
+  gpuprobe_run_test(tools.smi.layout gpuprobe-smi --width 100 --borders --clean --err-empty)
+  gpuprobe_run_test(tools.smi.layout_tty gpuprobe-smi --tty --width 100 --borders --err-empty)
+  gpuprobe_run_test(tools.smi.help_width gpuprobe-smi --width 100 --err-empty --out "\n  -i, --id ID " -- --help)
+
   # A failed device query: exit status 1 in every command that makes it,
   # the reason on stderr (quoted), the item's error object in JSON.
   gpuprobe_run_test(tools.smi.memory_failure gpuprobe-smi ${fail_mem} --rc 1 --clean
@@ -351,6 +357,10 @@ if(TARGET gpuprobe-smi)
               ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-${t}.1 gpuprobe-${t})
     set_tests_properties(tools.${t}.man_page PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
+  # ... and gpuprobe-smi's every --query-gpu field, and no other.
+  add_test(NAME tools.smi.man_fields
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tools/man_fields.sh $<TARGET_FILE:gpuprobe-smi>
+            ${PROJECT_BINARY_DIR}/tools/man/gpuprobe-smi.1)
 endif()
 
 # ---- the example programs ---------------------------------------------------

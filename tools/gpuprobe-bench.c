@@ -16,14 +16,14 @@
 enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_JSON };
 
 static const cli_option options[] = {
-    [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)"},
-    [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU)"},
-    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA)"},
-    [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)"},
-    [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)"},
-    [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured)"},
-    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
-    {NULL, NULL, NULL},
+    [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
+    [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU)", 0},
+    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA)", 0},
+    [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)", 0},
+    [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)", 0},
+    [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured)", 0},
+    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 typedef struct rec {

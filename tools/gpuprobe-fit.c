@@ -23,11 +23,11 @@
 enum { OPT_PARAMS, OPT_DTYPE, OPT_WORKLOAD, OPT_JSON };
 
 static const cli_option options[] = {
-    [OPT_PARAMS] = {"params", "N", "does an N-parameter model fit, and where (7e9 ok)"},
-    [OPT_DTYPE] = {"dtype", "D", "only this dtype (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)"},
-    [OPT_WORKLOAD] = {"workload", "W", "only this workload (weights, inference, training)"},
-    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
-    {NULL, NULL, NULL},
+    [OPT_PARAMS] = {"params", "N", "does an N-parameter model fit, and where (7e9 ok)", 0},
+    [OPT_DTYPE] = {"dtype", "D", "only this dtype (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", 0},
+    [OPT_WORKLOAD] = {"workload", "W", "only this workload (weights, inference, training)", 0},
+    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 static const gpuprobe_dtype all_dtypes[] = {

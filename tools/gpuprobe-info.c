@@ -12,8 +12,8 @@
 #include "cli.h"
 
 static const cli_option options[] = {
-    {"json", NULL, "print one JSON object instead of text"},
-    {NULL, NULL, NULL},
+    {"json", NULL, "print one JSON object instead of text", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 static int print_json(const cli_probe *pr)

@@ -26,14 +26,14 @@
 enum { OPT_OUTPUT, OPT_PREFIX, OPT_EXPIRY, OPT_BENCH, OPT_BENCH_ONLY, OPT_SIZE, OPT_JSON };
 
 static const cli_option options[] = {
-    [OPT_OUTPUT] = {"output", "FILE", "where to write the feature file; - for standard output"},
-    [OPT_PREFIX] = {"prefix", "DOMAIN", "label prefix, a DNS subdomain (default " NFD_DEFAULT_PREFIX ")"},
-    [OPT_EXPIRY] = {"expiry", "TIME", "labels lapse TIME from now unless rewritten (3600, 90m, 2h, 7d)"},
-    [OPT_BENCH] = {"bench", NULL, "also measure: matmul TFLOP/s per precision, largest model (runs work)"},
-    [OPT_BENCH_ONLY] = {"bench-only", NULL, "write only the measured labels (implies --bench)"},
-    [OPT_SIZE] = {"size", "N", "with --bench: multiply N x N matrices (default 5000)"},
-    [OPT_JSON] = {"json", NULL, "print one JSON object with the labels instead of text"},
-    {NULL, NULL, NULL},
+    [OPT_OUTPUT] = {"output", "FILE", "where to write the feature file; - for standard output", 0},
+    [OPT_PREFIX] = {"prefix", "DOMAIN", "label prefix, a DNS subdomain (default " NFD_DEFAULT_PREFIX ")", 0},
+    [OPT_EXPIRY] = {"expiry", "TIME", "labels lapse TIME from now unless rewritten (3600, 90m, 2h, 7d)", 0},
+    [OPT_BENCH] = {"bench", NULL, "also measure: matmul TFLOP/s per precision, largest model (runs work)", 0},
+    [OPT_BENCH_ONLY] = {"bench-only", NULL, "write only the measured labels (implies --bench)", 0},
+    [OPT_SIZE] = {"size", "N", "with --bench: multiply N x N matrices (default 5000)", 0},
+    [OPT_JSON] = {"json", NULL, "print one JSON object with the labels instead of text", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 static struct {

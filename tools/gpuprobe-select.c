@@ -22,16 +22,16 @@ enum {
 };
 
 static const cli_option options[] = {
-    [OPT_DEVICE] = {"device", "SPEC", "auto (default), cpu, cuda or cuda:N; GPUPROBE_DEVICE overrides it"},
-    [OPT_MIN_FREE] = {"min-free", "BYTES", "the device must have this much free memory (7e9 ok)"},
-    [OPT_MIN_CC] = {"min-cc", "X.Y", "a CUDA device of at least this compute capability (never the CPU)"},
-    [OPT_FIT] = {"fit", "PARAMS", "the device must hold this many parameters (7e9 ok)"},
-    [OPT_DTYPE] = {"dtype", "D", "with --fit: fp32, fp64, tf32, fp16 (default), bf16, fp8, int8, int4"},
-    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training"},
-    [OPT_MAX_UTIL] = {"max-utilization", "PERCENT", "a GPU busy at most this much now (0-100; never the CPU)"},
-    [OPT_NO_OTHER] = {"no-other-process", NULL, "a GPU on which no other process has a CUDA context (never the CPU)"},
-    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
-    {NULL, NULL, NULL},
+    [OPT_DEVICE] = {"device", "SPEC", "auto (default), cpu, cuda or cuda:N; GPUPROBE_DEVICE overrides it", 0},
+    [OPT_MIN_FREE] = {"min-free", "BYTES", "the device must have this much free memory (7e9 ok)", 0},
+    [OPT_MIN_CC] = {"min-cc", "X.Y", "a CUDA device of at least this compute capability (never the CPU)", 0},
+    [OPT_FIT] = {"fit", "PARAMS", "the device must hold this many parameters (7e9 ok)", 0},
+    [OPT_DTYPE] = {"dtype", "D", "with --fit: fp32, fp64, tf32, fp16 (default), bf16, fp8, int8, int4", 0},
+    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training", 0},
+    [OPT_MAX_UTIL] = {"max-utilization", "PERCENT", "a GPU busy at most this much now (0-100; never the CPU)", 0},
+    [OPT_NO_OTHER] = {"no-other-process", NULL, "a GPU on which no other process has a CUDA context (never the CPU)", 0},
+    [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 static struct {

@@ -131,6 +131,8 @@ const char *nvmlErrorString(int rc)
     X(nvmlDeviceGetComputeRunningProcesses_v3)                                \
     X(nvmlDeviceGetComputeRunningProcesses_v2)                                \
     X(nvmlDeviceGetComputeRunningProcesses)                                   \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v3)                               \
+    X(nvmlDeviceGetGraphicsRunningProcesses)                                  \
     X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth)  \
     X(nvmlDeviceGetMaxPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkWidth)
 #elif defined(FAKE_OPENBLAS)

@@ -23,11 +23,13 @@ int gpuprobe_header_test(void)
     gpuprobe_capacity capacity = GPUPROBE_CAPACITY_INIT;
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
     gpuprobe_plan plan = GPUPROBE_PLAN_INIT;
+    gpuprobe_mig_device mig = GPUPROBE_MIG_DEVICE_INIT;
+    gpuprobe_process process = GPUPROBE_PROCESS_INIT;
     const char *version = GPUPROBE_VERSION_STRING;
     unsigned flags = GPUPROBE_SELECT_IGNORE_ENV | GPUPROBE_MEMORY_CGROUP_LIMITED;
     uint64_t limit = GPUPROBE_MAX_PARAMS + GPUPROBE_DEFAULT_CONTEXT_RESERVE;
     gpuprobe_status (*create)(gpuprobe_context **, unsigned) = gpuprobe_context_create;
 
-    return (int)(memory.size + capacity.size + req.size + plan.size) + (version[0] == '1') +
-           (int)flags + (limit > 0) + (create != NULL);
+    return (int)(memory.size + capacity.size + req.size + plan.size + mig.size + process.size) +
+           (version[0] == '1') + (int)flags + (limit > 0) + (create != NULL);
 }

@@ -20,8 +20,11 @@ int gpuprobe_header_test_cxx()
     gpuprobe_capacity capacity = GPUPROBE_CAPACITY_INIT;
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
     gpuprobe_plan plan = GPUPROBE_PLAN_INIT;
+    gpuprobe_mig_device mig = GPUPROBE_MIG_DEVICE_INIT;
+    gpuprobe_process process = GPUPROBE_PROCESS_INIT;
     const char *version = GPUPROBE_VERSION_STRING;
     gpuprobe_status (*create)(gpuprobe_context **, unsigned) = gpuprobe_context_create;
-    return static_cast<int>(memory.size + capacity.size + req.size + plan.size) + (version[0] == '1') +
-           (create != nullptr);
+    return static_cast<int>(memory.size + capacity.size + req.size + plan.size + mig.size +
+                            process.size) +
+           (version[0] == '1') + (create != nullptr);
 }

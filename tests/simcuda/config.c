@@ -36,7 +36,7 @@ enum { S_GLOBAL = 1, S_GPU = 2, S_MIG = 4 };
 typedef enum kind {
     K_STRING, K_BYTES, K_INT, K_MHZ, K_CC, K_DOUBLE, K_UUID, K_PCI, K_PRESET,
     K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAIL_LATE, K_FAULT_ASYNC,
-    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS
+    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS, K_ID
 } kind;
 
 typedef struct key {
@@ -89,6 +89,10 @@ static const key keys[] = {
     {"pcie_max", S_GPU, K_LINK, 0, 0},
     {"process", S_GPU | S_MIG, K_PROCESS, 0, 0},
     {"nvml_access", S_GPU, K_ACCESS, 0, 0},
+    {"profile", S_MIG, K_STRING, U(profile), sizeof(((sim_unit *)0)->profile)},
+    {"gi", S_MIG, K_ID, U(gi), 0},
+    {"ci", S_MIG, K_ID, U(ci), 0},
+    {"slices", S_MIG, K_ID, U(slices), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -116,7 +120,7 @@ static const struct preset {
 typedef struct section {
     int kind;        /* S_GLOBAL, S_GPU or S_MIG */
     sim_unit *u;
-    int set_name, set_uuid, set_pci, set_total, set_free, set_preset;
+    int set_name, set_uuid, set_pci, set_total, set_free, set_preset, set_profile;
 } section;
 
 static int fail(char *err, size_t size, int line, const char *fmt, ...)
@@ -355,6 +359,46 @@ static void apply_preset(sim_unit *u, const struct preset *p)
     u->mig_capable = p->mig;
 }
 
+/* "PID:BYTES[:TYPE]": another program on the unit, its device memory
+ * (BYTES, or "n/a": NVML cannot say, and nothing is counted as used) and
+ * what it does there: compute (the default), graphics, or both. */
+static int parse_process(const char *v, sim_unit *u, char *err, size_t esize, int line)
+{
+    static const struct { const char *name; int type; } types[] = {
+        {"compute", SIM_PROC_COMPUTE}, {"graphics", SIM_PROC_GRAPHICS},
+        {"both", SIM_PROC_COMPUTE | SIM_PROC_GRAPHICS},
+    };
+    char bytes[64];
+    const char *colon = strchr(v, ':'), *kind = colon ? strchr(colon + 1, ':') : NULL;
+    size_t blen = colon ? (kind ? (size_t)(kind - colon - 1) : strlen(colon + 1)) : 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long pid = strtoul(v, &end, 10);
+    int type = kind ? 0 : SIM_PROC_COMPUTE;
+    for (size_t i = 0; kind && i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(kind + 1, types[i].name) == 0)
+            type = types[i].type;
+    uint64_t b = 0;
+    int na = 0;
+    if (blen < sizeof bytes) {
+        memcpy(bytes, colon + 1, blen);
+        bytes[blen] = '\0';
+        na = strcmp(bytes, "n/a") == 0;
+    }
+    if (errno || end == v || end != colon || pid == 0 || pid > 4194304 || type == 0 ||
+        blen >= sizeof bytes || (!na && parse_bytes(bytes, &b) != 0))
+        return fail(err, esize, line,
+                    "process: '%s': want PID:BYTES[:compute|graphics|both] (e.g. 4242:20GiB, 77:n/a:graphics)", v);
+    if (u->nprocs == SIM_MAX_PROCS)
+        return fail(err, esize, line, "at most %d processes per unit", SIM_MAX_PROCS);
+    u->procs[u->nprocs].pid = (unsigned)pid;
+    u->procs[u->nprocs].bytes = b;
+    u->procs[u->nprocs].type = type;
+    u->procs[u->nprocs].na = na;
+    u->nprocs++;
+    return 0;
+}
+
 /* ---- one key = value ---- */
 
 static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, char *err,
@@ -385,6 +429,8 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
         memcpy(base + def->off, s, strlen(s) + 1);
         if (strcmp(k, "name") == 0)
             sec->set_name = 1;
+        else if (strcmp(k, "profile") == 0)
+            sec->set_profile = 1;
         return 0;
     }
     case K_BYTES:
@@ -513,21 +559,13 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
         }
         return 0;
     }
-    case K_PROCESS: {
-        unsigned long pid;
-        char *end = NULL;
-        errno = 0;
-        pid = strtoul(v, &end, 10);
-        if (errno || end == v || *end != ':' || pid == 0 || pid > 4194304 ||
-            parse_bytes(end + 1, &b) != 0)
-            return fail(err, esize, line, "process: '%s': want PID:BYTES (e.g. 4242:20GiB)", v);
-        if (u->nprocs == SIM_MAX_PROCS)
-            return fail(err, esize, line, "at most %d processes per unit", SIM_MAX_PROCS);
-        u->procs[u->nprocs].pid = (unsigned)pid;
-        u->procs[u->nprocs].bytes = b;
-        u->nprocs++;
+    case K_PROCESS:
+        return parse_process(v, u, err, esize, line);
+    case K_ID:
+        if (parse_int(v, 0, 1 << 16, &x) != 0)
+            return fail(err, esize, line, "%s: '%s' is not a number from 0", k, v);
+        *(int *)(void *)(base + def->off) = (int)x;
         return 0;
-    }
     case K_ACCESS:
         if (strcmp(v, "denied") == 0)
             u->nvml_denied = 1;
@@ -549,6 +587,38 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
     return fail(err, esize, line, "internal: key '%s' has no handler", k);
 }
 
+/* A MIG instance's profile, name, slices and ids, from what was given:
+ * the profile, else the one its name ends with ("NVIDIA H200 MIG
+ * 1g.18gb"), else "<slices>g.<GB>gb"; the name "<GPU's name> MIG
+ * <profile>"; the slices from the profile ("3g" is 3), else 1; the GPU
+ * instance id its place among its GPU's instances (from 1), the compute
+ * instance id 0. */
+static void mig_profile(section *sec, sim_config *cfg)
+{
+    sim_unit *u = sec->u;
+    const sim_unit *p = &cfg->units[u->parent];
+    const char *tag = strstr(u->name, "MIG ");
+    if (!sec->set_profile && sec->set_name && tag)
+        snprintf(u->profile, sizeof u->profile, "%s", tag + 4);
+    if (u->slices < 0) {
+        int n = atoi(u->profile);
+        u->slices = n > 0 && strchr(u->profile, 'g') ? n : 1;
+    }
+    if (!u->profile[0])
+        snprintf(u->profile, sizeof u->profile, "%dg.%llugb", u->slices,
+                 (unsigned long long)((u->total + 500000000u) / 1000000000u));
+    if (!sec->set_name)
+        snprintf(u->name, sizeof u->name, "%.58s MIG %s", p->name, u->profile);
+    if (u->gi < 0) {
+        int k = 1;
+        for (const sim_unit *o = p + 1; o < u; o++)
+            k += o->parent == u->parent;
+        u->gi = k;
+    }
+    if (u->ci < 0)
+        u->ci = 0;
+}
+
 /* Fill what a finished section left unset. */
 static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
 {
@@ -567,10 +637,9 @@ static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
         }
     } else {
         const sim_unit *p = &cfg->units[u->parent];
-        if (!sec->set_name)
-            snprintf(u->name, sizeof u->name, "%.80s MIG", p->name);
         if (!sec->set_total)
             u->total = p->total / 8;
+        mig_profile(sec, cfg);
         if (!u->sms)
             u->sms = p->sms / 7 ? p->sms / 7 : 1;
         u->cc_major = p->cc_major;
@@ -696,6 +765,7 @@ static int one_line(char *ln, section *sec, sim_config *cfg, char *err, size_t e
         sec->u = &cfg->units[cfg->nunits++];
         memset(sec->u, 0, sizeof *sec->u);
         sec->u->parent = parent;
+        sec->u->gi = sec->u->ci = sec->u->slices = -1;
         return 0;
     }
     char *eq = strchr(ln, '=');

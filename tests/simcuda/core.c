@@ -520,7 +520,7 @@ static uint64_t unit_used(const sim_unit *u)
 {
     uint64_t used = u->total - u->free0 + u->alloc_bytes;
     for (int i = 0; i < u->nprocs; i++)
-        used += u->procs[i].bytes; /* other processes' */
+        used += u->procs[i].bytes; /* other processes' (0 when not available) */
     if (u->ctx.active)
         used += sim_ctx_cost(u);
     return used;

@@ -12,8 +12,9 @@
  * the driver's (contexts and allocations of this process included), NVML's
  * total being CUDA's plus the memory the driver reserves. Health figures
  * (utilisation, temperature, power, PCIe link) are the configured ones;
- * compute processes are the configured other processes and this one while
- * it has a context on the unit. A MIG instance's handle answers memory and
+ * compute and graphics processes are the configured other processes (and,
+ * for compute, this one while it has a context on the unit); a MIG
+ * instance gives its profile in its name, its ids and attributes. A MIG instance's handle answers memory and
  * processes of its own and NVML_ERROR_NOT_SUPPORTED for the physical
  * figures (ask its GPU); utilisation is not supported in MIG mode. A GPU
  * with nvml_access = denied answers NVML_ERROR_NO_PERMISSION to every
@@ -458,24 +459,31 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *ma
     LEAVE(NVML_SUCCESS);
 }
 
-/* The compute processes of one unit appended at out[n] (while room lasts):
- * the configured ones, then this process while it has a context there.
- * Returns the new count. */
-static unsigned unit_procs(const sim_unit *u, nvmlProcessInfo_t *out, unsigned room, unsigned n)
+/* The processes of one unit of the kind asked for (SIM_PROC_COMPUTE or
+ * SIM_PROC_GRAPHICS) appended at out[n] (while room lasts): the configured
+ * ones, then, for compute, this process while it has a context there. A
+ * MIG instance's carry its GPU and compute instance ids, a whole GPU's
+ * 0xFFFFFFFF (NVML's "not in MIG mode"). Returns the new count. */
+static unsigned unit_procs(const sim_unit *u, int kind, nvmlProcessInfo_t *out, unsigned room,
+                           unsigned n)
 {
     for (int i = 0; i <= u->nprocs; i++) {
-        nvmlProcessInfo_t p = {0, 0, 0, 0};
+        nvmlProcessInfo_t p = {0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
         if (i < u->nprocs) {
+            if (!(u->procs[i].type & kind))
+                continue;
             p.pid = u->procs[i].pid;
-            p.usedGpuMemory = u->procs[i].bytes;
-        } else if (u->ctx.active) {
+            p.usedGpuMemory = u->procs[i].na ? NVML_VALUE_NOT_AVAILABLE_ULL : u->procs[i].bytes;
+        } else if (kind == SIM_PROC_COMPUTE && u->ctx.active) {
             p.pid = (unsigned)getpid();
             p.usedGpuMemory = sim_ctx_cost(u) + u->alloc_bytes;
         } else {
             break;
         }
-        if (u->parent >= 0) /* the instance's place among its GPU's units */
-            p.gpuInstanceId = (unsigned)(u - &sim.cfg.units[u->parent]);
+        if (u->parent >= 0) {
+            p.gpuInstanceId = (unsigned)u->gi;
+            p.computeInstanceId = (unsigned)u->ci;
+        }
         if (out && n < room)
             out[n] = p;
         n++;
@@ -487,28 +495,58 @@ static unsigned unit_procs(const sim_unit *u, nvmlProcessInfo_t *out, unsigned r
  * MIG mode, its instances'. Too small an array (an empty one asks for the
  * count) is NVML_ERROR_INSUFFICIENT_SIZE with the count; none running, or
  * all of them returned, NVML_SUCCESS. */
-static nvmlReturn_t running_processes(sim_unit *u, unsigned int *infoCount,
+static nvmlReturn_t running_processes(sim_unit *u, int kind, unsigned int *infoCount,
                                       nvmlProcessInfo_t *infos)
 {
-    unsigned room = *infoCount, n = unit_procs(u, infos, room, 0);
+    unsigned room = *infoCount, n = unit_procs(u, kind, infos, room, 0);
     int self = (int)(u - sim.cfg.units);
     for (int i = self + 1; u->parent < 0 && u->nmig > 0 && i < sim.cfg.nunits; i++)
         if (sim.cfg.units[i].parent == self)
-            n = unit_procs(&sim.cfg.units[i], infos, room, n);
+            n = unit_procs(&sim.cfg.units[i], kind, infos, room, n);
     *infoCount = n;
     return n > room ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+}
+
+/* One entry point: its arguments checked, the unit's access, the list. */
+#define PROCESSES(name, kind)                                                 \
+    ENTER(name);                                                              \
+    NEED_UNIT(u, device);                                                     \
+    if (!infoCount || (*infoCount > 0 && !infos))                             \
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);                                   \
+    NEED_ACCESS(u);                                                           \
+    LEAVE(running_processes(u, (kind), infoCount, infos))
+
+/* The same with the first version's layout. */
+#define PROCESSES_V1(name, kind)                                              \
+    ENTER(name);                                                              \
+    NEED_UNIT(u, device);                                                     \
+    if (!infoCount || (*infoCount > 0 && !infos))                             \
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);                                   \
+    NEED_ACCESS(u);                                                           \
+    LEAVE(processes_v1(u, (kind), infoCount, infos))
+
+/* The first version's list (nvmlProcessInfo_v1_t), from the newer one. */
+static nvmlReturn_t processes_v1(sim_unit *u, int kind, unsigned int *infoCount,
+                                 nvmlProcessInfo_v1_t *infos)
+{
+    /* At most 8 other processes a unit, and this one. */
+    enum { CAP = 9 * SIM_MAX_UNITS };
+    nvmlProcessInfo_t all[CAP];
+    unsigned room = *infoCount, n = room < CAP ? room : CAP;
+    nvmlReturn_t r = running_processes(u, kind, &n, all);
+    for (unsigned i = 0; i < n && i < room; i++) {
+        infos[i].pid = all[i].pid;
+        infos[i].usedGpuMemory = all[i].usedGpuMemory;
+    }
+    *infoCount = n;
+    return r;
 }
 
 /* nvml.h maps nvmlDeviceGetComputeRunningProcesses to this version. */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_t *infos)
 {
-    ENTER("nvmlDeviceGetComputeRunningProcesses_v3");
-    NEED_UNIT(u, device);
-    if (!infoCount || (*infoCount > 0 && !infos))
-        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    NEED_ACCESS(u);
-    LEAVE(running_processes(u, infoCount, infos));
+    PROCESSES("nvmlDeviceGetComputeRunningProcesses_v3", SIM_PROC_COMPUTE);
 }
 
 /* The older versions every libnvidia-ml.so.1 still exports, for programs
@@ -517,31 +555,107 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_t *infos)
 {
-    ENTER("nvmlDeviceGetComputeRunningProcesses_v2");
-    NEED_UNIT(u, device);
-    if (!infoCount || (*infoCount > 0 && !infos))
-        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    NEED_ACCESS(u);
-    LEAVE(running_processes(u, infoCount, infos));
+    PROCESSES("nvmlDeviceGetComputeRunningProcesses_v2", SIM_PROC_COMPUTE);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
                                                   nvmlProcessInfo_v1_t *infos)
 {
-    ENTER("nvmlDeviceGetComputeRunningProcesses");
+    PROCESSES_V1("nvmlDeviceGetComputeRunningProcesses", SIM_PROC_COMPUTE);
+}
+
+/* The graphics processes (a display server, a renderer): the same three
+ * versions and protocol. */
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                      nvmlProcessInfo_t *infos)
+{
+    PROCESSES("nvmlDeviceGetGraphicsRunningProcesses_v3", SIM_PROC_GRAPHICS);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                      nvmlProcessInfo_t *infos)
+{
+    PROCESSES("nvmlDeviceGetGraphicsRunningProcesses_v2", SIM_PROC_GRAPHICS);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                   nvmlProcessInfo_v1_t *infos)
+{
+    PROCESSES_V1("nvmlDeviceGetGraphicsRunningProcesses", SIM_PROC_GRAPHICS);
+}
+
+/* ---- identity: PCI, compute capability, MIG ids and attributes ---- */
+
+/* A MIG instance answers with its GPU's PCI location (they share it). */
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
+    ENTER("nvmlDeviceGetPciInfo_v3");
     NEED_UNIT(u, device);
-    if (!infoCount || (*infoCount > 0 && !infos))
+    if (!pci)
         LEAVE(NVML_ERROR_INVALID_ARGUMENT);
-    NEED_ACCESS(u);
-    /* At most 8 other processes a unit, and this one. */
-    enum { CAP = 9 * SIM_MAX_UNITS };
-    nvmlProcessInfo_t all[CAP];
-    unsigned room = *infoCount, n = room < CAP ? room : CAP;
-    nvmlReturn_t r = running_processes(u, &n, all);
-    for (unsigned i = 0; i < n && i < room; i++) {
-        infos[i].pid = all[i].pid;
-        infos[i].usedGpuMemory = all[i].usedGpuMemory;
-    }
-    *infoCount = n;
-    LEAVE(r);
+    memset(pci, 0, sizeof *pci);
+    pci->domain = u->pci_domain;
+    pci->bus = u->pci_bus;
+    pci->device = u->pci_dev;
+    pci->pciDeviceId = 0x233510deu;
+    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", u->pci_domain,
+             u->pci_bus, u->pci_dev);
+    snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", u->pci_domain, u->pci_bus,
+             u->pci_dev, u->pci_fn);
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+{
+    ENTER("nvmlDeviceGetCudaComputeCapability");
+    NEED_UNIT(u, device);
+    if (!major || !minor)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    *major = u->cc_major;
+    *minor = u->cc_minor;
+    LEAVE(NVML_SUCCESS);
+}
+
+/* The ids of a MIG instance; a whole GPU has none (NOT_SUPPORTED). */
+static nvmlReturn_t mig_id(const sim_unit *u, int id, unsigned int *out)
+{
+    if (!out)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (u->parent < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *out = (unsigned)id;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+    ENTER("nvmlDeviceGetGpuInstanceId");
+    NEED_UNIT(u, device);
+    LEAVE(mig_id(u, u->gi, id));
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+    ENTER("nvmlDeviceGetComputeInstanceId");
+    NEED_UNIT(u, device);
+    LEAVE(mig_id(u, u->ci, id));
+}
+
+/* Only MIG instances have attributes (as the NVML manual says of this
+ * call): SMs, slices, memory in MiB. */
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)
+{
+    ENTER("nvmlDeviceGetAttributes_v2");
+    NEED_UNIT(u, device);
+    if (!attributes)
+        LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    if (u->parent < 0)
+        LEAVE(NVML_ERROR_NOT_SUPPORTED);
+    memset(attributes, 0, sizeof *attributes);
+    attributes->multiprocessorCount = (unsigned)u->sms;
+    attributes->sharedCopyEngineCount = (unsigned)u->slices;
+    attributes->gpuInstanceSliceCount = (unsigned)u->slices;
+    attributes->computeInstanceSliceCount = (unsigned)u->slices;
+    attributes->memorySizeMB = u->total >> 20;
+    LEAVE(NVML_SUCCESS);
 }

@@ -40,6 +40,24 @@ typedef struct nvmlProcessInfo_v1_st {
     unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
 
+/* nvmlPciInfo_t, as nvmlDeviceGetPciInfo_v3 fills it. */
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+
+/* nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2). */
+typedef struct nvmlDeviceAttributes_st {
+    unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount;
+    unsigned int sharedEncoderCount, sharedJpegCount, sharedOfaCount;
+    unsigned int gpuInstanceSliceCount, computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+/* NVML_VALUE_NOT_AVAILABLE (-1) in an unsigned long long field. */
+#define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFull
+
 #define NVML_TEMPERATURE_GPU 0
 
 #define NVML_STRUCT_VERSION(data, ver) \
@@ -80,6 +98,17 @@ API nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *i
                                             nvmlProcessInfo_t *infos);
 API nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
                                          nvmlProcessInfo_v1_t *infos);
+API nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                             nvmlProcessInfo_t *infos);
+API nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                             nvmlProcessInfo_t *infos);
+API nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                          nvmlProcessInfo_v1_t *infos);
+API nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
+API nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
+API nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id);
+API nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id);
+API nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
 API nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen);
 API nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth);
 API nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen);

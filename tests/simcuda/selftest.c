@@ -98,6 +98,11 @@ static void config_errors(void **state)
         "[gpu]\npcie = 5x3\n",                 /* no such width */
         "[gpu]\nprocess = 4242\n",             /* no memory */
         "[gpu]\nprocess = 0:1GiB\n",           /* no such PID */
+        "[gpu]\nprocess = 7:1GiB:video\n",     /* no such kind */
+        "[gpu]\nprocess = 7:lots:graphics\n",  /* bad bytes */
+        "[gpu]\nprocess = 7::compute\n",       /* no bytes */
+        "[gpu]\nprofile = 1g.10gb\n",          /* a MIG instance's */
+        "[gpu]\npreset = H100\n[mig]\ngi = -1\n", /* not an id */
         "[gpu]\nnvml_access = maybe\n",
         "[mig]\nutilization = 5\n",            /* a GPU's figure */
         "[gpu]\npreset = L4\n[mig]\n",         /* no MIG on that board */
@@ -1111,6 +1116,105 @@ static void nvml_health(void **state)
     assert_int_equal(nvmlDeviceGetTemperature(gpu, NVML_TEMPERATURE_GPU, &v), NVML_SUCCESS);
 }
 
+/* The process lists (compute, graphics, both; memory NVML cannot give),
+ * a MIG instance's profile, ids and attributes, a GPU's PCI information
+ * and compute capability. */
+static void nvml_processes_and_mig(void **state)
+{
+    (void)state;
+    configure("[gpu]\npreset = H100\npci = 0000:1b:00.0\nprocess = 10:1GiB\n"
+              "process = 11:2GiB:graphics\nprocess = 12:3GiB:both\nprocess = 13:n/a\n"
+              "[gpu]\npreset = H200\npci = 0000:2c:00.0\n"
+              "[mig]\nname = NVIDIA H200 MIG 1g.18gb\ntotal = 16GiB\nprocess = 20:3GiB\n"
+              "[mig]\nprofile = 3g.71gb\ngi = 2\nci = 1\ntotal = 66GiB\n"
+              "[mig]\ntotal = 16GiB\n");
+    assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+    nvmlDevice_t d, h200, m0, m1, m2;
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(1, &h200), NVML_SUCCESS);
+    nvmlProcessInfo_t p[8];
+    unsigned count = 8;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 3); /* 10, 12 (both), 13 */
+    assert_int_equal(p[0].pid, 10);
+    assert_int_equal(p[1].pid, 12);
+    assert_int_equal(p[2].pid, 13);
+    assert_true(p[2].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE_ULL);
+    assert_int_equal(p[0].gpuInstanceId, 0xFFFFFFFFu); /* not in MIG mode */
+    assert_int_equal(p[0].computeInstanceId, 0xFFFFFFFFu);
+    count = 0;
+    assert_int_equal(nvmlDeviceGetGraphicsRunningProcesses_v3(d, &count, NULL), NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(count, 2);
+    count = 8;
+    assert_int_equal(nvmlDeviceGetGraphicsRunningProcesses_v2(d, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 2);
+    assert_int_equal(p[0].pid, 11);
+    assert_int_equal(p[0].usedGpuMemory, UINT64_C(2) << 30);
+    assert_int_equal(p[1].pid, 12);
+    nvmlProcessInfo_v1_t v1[8];
+    count = 1;
+    assert_int_equal(nvmlDeviceGetGraphicsRunningProcesses(d, &count, v1), NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(count, 2);
+    assert_int_equal(v1[0].pid, 11);
+    /* Memory not available is not counted as used: 1 + 2 + 3 GiB. */
+    nvmlMemory_t m;
+    assert_int_equal(nvmlDeviceGetMemoryInfo(d, &m), NVML_SUCCESS);
+    assert_int_equal(m.used, UINT64_C(6) << 30);
+    nvmlPciInfo_t pci;
+    assert_int_equal(nvmlDeviceGetPciInfo_v3(d, &pci), NVML_SUCCESS);
+    assert_string_equal(pci.busId, "00000000:1B:00.0");
+    assert_string_equal(pci.busIdLegacy, "0000:1B:00.0");
+    assert_int_equal(pci.bus, 0x1b);
+    int major = 0, minor = 7;
+    assert_int_equal(nvmlDeviceGetCudaComputeCapability(d, &major, &minor), NVML_SUCCESS);
+    assert_int_equal(major, 9);
+    assert_int_equal(minor, 0);
+    unsigned id = 7;
+    assert_int_equal(nvmlDeviceGetGpuInstanceId(d, &id), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(nvmlDeviceGetComputeInstanceId(d, &id), NVML_ERROR_NOT_SUPPORTED);
+    nvmlDeviceAttributes_t at;
+    assert_int_equal(nvmlDeviceGetAttributes_v2(d, &at), NVML_ERROR_NOT_SUPPORTED);
+
+    /* MIG: the profile from the name, given, or made up; the ids given or
+     * by place; the instance's processes carry them. */
+    assert_int_equal(nvmlDeviceGetMigDeviceHandleByIndex(h200, 0, &m0), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetMigDeviceHandleByIndex(h200, 1, &m1), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetMigDeviceHandleByIndex(h200, 2, &m2), NVML_SUCCESS);
+    char name[96];
+    assert_int_equal(nvmlDeviceGetName(m1, name, sizeof name), NVML_SUCCESS);
+    assert_string_equal(name, "NVIDIA H200 MIG 3g.71gb");
+    assert_int_equal(nvmlDeviceGetName(m2, name, sizeof name), NVML_SUCCESS);
+    assert_string_equal(name, "NVIDIA H200 MIG 1g.17gb");
+    assert_int_equal(nvmlDeviceGetGpuInstanceId(m0, &id), NVML_SUCCESS);
+    assert_int_equal(id, 1);
+    assert_int_equal(nvmlDeviceGetGpuInstanceId(m1, &id), NVML_SUCCESS);
+    assert_int_equal(id, 2);
+    assert_int_equal(nvmlDeviceGetComputeInstanceId(m1, &id), NVML_SUCCESS);
+    assert_int_equal(id, 1);
+    assert_int_equal(nvmlDeviceGetGpuInstanceId(m2, &id), NVML_SUCCESS);
+    assert_int_equal(id, 3);
+    assert_int_equal(nvmlDeviceGetAttributes_v2(m1, &at), NVML_SUCCESS);
+    assert_int_equal(at.gpuInstanceSliceCount, 3);
+    assert_int_equal(at.memorySizeMB, 66 * 1024);
+    assert_int_equal(nvmlDeviceGetAttributes_v2(m0, &at), NVML_SUCCESS);
+    assert_int_equal(at.gpuInstanceSliceCount, 1);
+    assert_int_equal(nvmlDeviceGetPciInfo_v3(m0, &pci), NVML_SUCCESS);
+    assert_string_equal(pci.busId, "00000000:2C:00.0"); /* its GPU's */
+    count = 8;
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(m0, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 1);
+    assert_int_equal(p[0].pid, 20);
+    assert_int_equal(p[0].gpuInstanceId, 1);
+    assert_int_equal(p[0].computeInstanceId, 0);
+    count = 8; /* the GPU lists its instances' */
+    assert_int_equal(nvmlDeviceGetComputeRunningProcesses_v3(h200, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 1);
+    assert_int_equal(p[0].usedGpuMemory, UINT64_C(3) << 30);
+    count = 8;
+    assert_int_equal(nvmlDeviceGetGraphicsRunningProcesses_v3(m0, &count, p), NVML_SUCCESS);
+    assert_int_equal(count, 0);
+}
+
 /* The runtime refuses a driver older than its major. */
 static void runtime_needs_new_enough_driver(void **state)
 {
@@ -1149,6 +1253,7 @@ int main(void)
         cmocka_unit_test_setup(threads_have_own_stacks, setup),
         cmocka_unit_test_setup(nvml_view, setup),
         cmocka_unit_test_setup(nvml_health, setup),
+        cmocka_unit_test_setup(nvml_processes_and_mig, setup),
         cmocka_unit_test_setup(runtime_needs_new_enough_driver, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,8 @@
 #define SIM_STACK_MAX 64
 #define SIM_MAX_RULES 32
 #define SIM_MAX_PROCS 8
+#define SIM_PROC_COMPUTE 1
+#define SIM_PROC_GRAPHICS 2
 
 /* ---- NVML: declared from its documentation (the toolkit has no nvml.h) ---- */
 
@@ -208,8 +210,14 @@ struct sim_unit {
     struct {
         unsigned pid;
         uint64_t bytes;      /* device memory it uses (counted as used) */
+        int type;            /* SIM_PROC_COMPUTE, SIM_PROC_GRAPHICS bits */
+        int na;              /* NVML reports its memory as not available */
     } procs[SIM_MAX_PROCS];  /* other processes with a context here */
     int nprocs;
+    /* MIG instances: the profile ("1g.18gb"; "" none given), the GPU and
+     * compute instance ids, the GPU instance's slices */
+    char profile[32];
+    int gi, ci, slices;
     /* state */
     sim_ctx ctx;
     uint64_t alloc_bytes;

@@ -1,11 +1,14 @@
 #!/bin/sh
-# man_options.sh COMMAND PAGE: every option COMMAND --help lists is in its
-# man page (as roff writes it: "\-\-name" or "--name").
+# man_options.sh COMMAND PAGE: every option COMMAND --help lists, and the
+# letter of each that has one, is in its man page (as roff writes it:
+# "\-\-name" or "--name", "\-i").
 set -eu
 help=$("$1" --help)
 page=$(sed 's/\\-/-/g' "$2")
 status=0
-for opt in $(printf '%s\n' "$help" | sed -n 's/^  \(--[a-z-]*\).*/\1/p'); do
+# "  --name ..." and "  -x, --name ...": the long name and the letter.
+for opt in $(printf '%s\n' "$help" | sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z-]*\).*/\2/p') \
+           $(printf '%s\n' "$help" | sed -n 's/^  \(-[a-zA-Z]\), --.*/\1/p'); do
     case $page in
         *"$opt"*) ;;
         *) echo "$2 does not document $opt"; status=1 ;;

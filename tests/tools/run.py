@@ -32,6 +32,17 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --sim-calls-none RE  no call in the simulation's call log (SIMCUDA_LOG)
                    is of a function matching RE
   --sim-calls-some RE  at least one call is
+  --width N        every line of stdout is at most N columns (a character
+                   one column; colour sequences none)
+  --borders        every table of stdout (lines that start with '+' or
+                   '|') is closed: each line ends as it starts, and all the
+                   lines of a table are as wide
+  --tty            standard output is a terminal (a pseudo-terminal)
+  --signal SIG@S   send signal SIG (INT, TERM) to the program S seconds
+                   after it started
+  --spawn          start a helper process (sleep) first; its PID replaces
+                   @PID@ in --env values, --out/--err patterns and the file
+                   SIMCUDA_CONFIG names
 
 {C*N} in an ARG stands for the character C repeated N times (a long argument
 without a long test command line).
@@ -41,11 +52,13 @@ Passes (exit 0) when every check holds; otherwise prints what happened.
 import argparse
 import codecs
 import os
+import pty
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jsondoc  # noqa: E402
@@ -63,6 +76,54 @@ def clean(data, what):
         return ["%s is not valid UTF-8: %s" % (what, exc)]
     bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
     return ["%s carries control characters %r" % (what, bad[:5])] if bad else []
+
+
+CSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def widths(text, limit):
+    """The lines of text wider than limit columns."""
+    return ["line %d is %d columns wide (at most %d): %r" % (n + 1, len(CSI.sub("", line)), limit, line)
+            for n, line in enumerate(text.split("\n")) if len(CSI.sub("", line)) > limit]
+
+
+def borders(text):
+    """Tables whose lines are not closed or not as wide as each other."""
+    problems, table = [], []
+    for n, line in enumerate(CSI.sub("", text).split("\n") + [""]):
+        if line[:1] in ("+", "|"):
+            if len(line) < 2 or line[-1] != line[0]:
+                problems.append("line %d does not end as it starts: %r" % (n + 1, line))
+            table.append((n + 1, line))
+            continue
+        if len({len(l) for _, l in table}) > 1:
+            problems.append("the table of lines %d-%d has lines of widths %s"
+                            % (table[0][0], table[-1][0], sorted({len(l) for _, l in table})))
+        table = []
+    return problems
+
+
+def run_on_tty(cmd, env):
+    """Run cmd with a pseudo-terminal as standard output: (status, out, err)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE, env=env)
+    os.close(slave)
+    chunks = []
+    err = []
+    reader = threading.Thread(target=lambda: err.append(p.stderr.read()))
+    reader.start()
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    p.wait(timeout=240)
+    reader.join()
+    return p.returncode, b"".join(chunks).replace(b"\r\n", b"\n"), err[0] if err else b""
 
 
 MISSING = object()
@@ -101,6 +162,11 @@ def main():
     ap.add_argument("--sim-stats", action="append", default=[])
     ap.add_argument("--sim-calls-none", action="append", default=[])
     ap.add_argument("--sim-calls-some", action="append", default=[])
+    ap.add_argument("--width", type=int)
+    ap.add_argument("--borders", action="store_true")
+    ap.add_argument("--tty", action="store_true")
+    ap.add_argument("--signal")
+    ap.add_argument("--spawn", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
@@ -111,6 +177,22 @@ def main():
     env = dict(os.environb)
     for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR", b"GPUPROBE_NVML"):
         env.pop(k, None)
+    tmp = tempfile.TemporaryDirectory(prefix="run-py.")
+    helper = None
+    if a.spawn:
+        helper = subprocess.Popen(["sleep", "300"])
+        pid = str(helper.pid)
+        a.env = [kv.replace("@PID@", pid) for kv in a.env]
+        a.out = [r.replace("@PID@", pid) for r in a.out]
+        a.err = [r.replace("@PID@", pid) for r in a.err]
+        conf = os.environ.get("SIMCUDA_CONFIG")
+        if conf:
+            with open(conf, encoding="utf-8") as f:
+                text = f.read().replace("@PID@", pid)
+            path = os.path.join(tmp.name, "fleet.conf")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            env[b"SIMCUDA_CONFIG"] = path.encode()
     for kv in a.env:
         k, _, v = kv.partition("=")
         env[k.encode()] = unescape(v)
@@ -119,7 +201,6 @@ def main():
         # An ASan build insists on being first in the library list.
         env[b"ASAN_OPTIONS"] = env.get(b"ASAN_OPTIONS", b"") + b":verify_asan_link_order=0"
 
-    tmp = tempfile.TemporaryDirectory(prefix="run-py.")
     stats_path = os.path.join(tmp.name, "stats.json")
     log_path = os.path.join(tmp.name, "calls.log")
     if a.sim_stats:
@@ -139,18 +220,33 @@ def main():
         stdout = write_end
         if a.stdout == "epipe-ignored":
             preexec = lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # noqa: E731
-    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env,
-                       preexec_fn=preexec, timeout=240)
+    if a.tty:
+        returncode, out, err = run_on_tty(cmd, env)
+    else:
+        p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env,
+                             preexec_fn=preexec)
+        timer = None
+        if a.signal:
+            name, _, after = a.signal.partition("@")
+            timer = threading.Timer(float(after), p.send_signal, [getattr(signal, "SIG" + name)])
+            timer.start()
+        out, err = p.communicate(timeout=240)
+        if timer:
+            timer.cancel()
+        returncode = p.returncode
+    if helper:
+        helper.kill()
+        helper.wait()
     if write_end is not None:
         os.close(write_end)
-    out, err = p.stdout or b"", p.stderr
+    out = out or b""
     text_out = out.decode("utf-8", "replace")
     text_err = err.decode("utf-8", "replace")
 
     problems = []
     want = -signal.SIGPIPE if a.rc == "sigpipe" else int(a.rc)
-    if p.returncode != want:
-        problems.append("exit status %d, expected %d" % (p.returncode, want))
+    if returncode != want:
+        problems.append("exit status %d, expected %d" % (returncode, want))
     for r in a.out:
         if not re.search(r, text_out, re.M | re.S):
             problems.append("stdout does not match %r" % r)
@@ -169,6 +265,10 @@ def main():
         problems.append("stderr is not empty")
     if a.clean:
         problems += clean(out, "stdout") + clean(err, "stderr")
+    if a.width:
+        problems += widths(text_out, a.width)
+    if a.borders:
+        problems += borders(text_out)
     for data, limit, what in ((err, a.err_max_line, "stderr"), (out, a.out_max_line, "stdout")):
         longest = max((len(line) for line in data.split(b"\n")), default=0)
         if limit is not None and longest > limit:
@@ -228,12 +328,12 @@ def main():
 
     if problems:
         print("command: %r" % cmd)
-        print("exit status: %d" % p.returncode)
+        print("exit status: %d" % returncode)
         print("--- stdout ---\n%s\n--- stderr ---\n%s\n--------------" % (text_out, text_err))
         for pr in problems:
             print("FAIL: " + pr)
         return 1
-    print("ok: %r exit %d" % (cmd, p.returncode))
+    print("ok: %r exit %d" % (cmd, returncode))
     return 0
 
 

@@ -229,10 +229,10 @@ static void parse_cc_and_workload(void **state)
 
 enum { O_SIZE, O_FLAG, O_JSON };
 static const cli_option test_options[] = {
-    [O_SIZE] = {"size", "N", "a size"},
-    [O_FLAG] = {"flag", NULL, "a flag"},
-    [O_JSON] = {"json", NULL, "json"},
-    {NULL, NULL, NULL},
+    [O_SIZE] = {"size", "N", "a size", 's'},
+    [O_FLAG] = {"flag", NULL, "a flag", 'f'},
+    [O_JSON] = {"json", NULL, "json", 0},
+    {NULL, NULL, NULL, 0},
 };
 static const cli_command test_command = {
     .name = "test-cli", .summary = "Tests.", .options = test_options, .exit1 = "no"};
@@ -256,6 +256,29 @@ static void command_line_forms(void **state)
     assert_int_equal(cli_next(&a, &v), CLI_ARGS_END);
 }
 
+/* Short aliases: "-s VALUE", "-sVALUE", "-s=VALUE", a flag's "-f". */
+static void command_line_letters(void **state)
+{
+    (void)state;
+    char *argv[] = {"test-cli", "-s", "5", "-f", "-s6", "-s=7", "-s", "-f", NULL};
+    int argc = 8;
+    cli_start(&test_command, argc, argv);
+    assert_int_equal(cli_json(), 0);
+    cli_args a = CLI_ARGS_INIT(argc, argv);
+    const char *v;
+    assert_int_equal(cli_next(&a, &v), O_SIZE);
+    assert_string_equal(v, "5");
+    assert_int_equal(cli_next(&a, &v), O_FLAG);
+    assert_null(v);
+    assert_int_equal(cli_next(&a, &v), O_SIZE);
+    assert_string_equal(v, "6");
+    assert_int_equal(cli_next(&a, &v), O_SIZE);
+    assert_string_equal(v, "7");
+    assert_int_equal(cli_next(&a, &v), O_SIZE); /* "-f" is the value of -s */
+    assert_string_equal(v, "-f");
+    assert_int_equal(cli_next(&a, &v), CLI_ARGS_END);
+}
+
 static void command_line_errors(void **state)
 {
     (void)state;
@@ -265,7 +288,11 @@ static void command_line_errors(void **state)
         {"test-cli", "--flag=1", NULL}, /* flag with a value */
         {"test-cli", "operand", NULL},  /* operand */
         {"test-cli", "--siz", NULL},    /* no abbreviations */
-        {"test-cli", "-x", NULL},
+        {"test-cli", "-x", NULL},       /* no such letter */
+        {"test-cli", "-s", NULL},       /* its value missing */
+        {"test-cli", "-f1", NULL},      /* a flag's letter with a value */
+        {"test-cli", "-fs", NULL},      /* letters are not bundled */
+        {"test-cli", "-", NULL},        /* an operand */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_start(&test_command, 2, cases[i]);
@@ -283,6 +310,12 @@ static void json_prescan_skips_option_values(void **state)
     char *argv[] = {"test-cli", "--size", "--json", NULL};
     cli_start(&test_command, 3, argv);
     assert_int_equal(cli_json(), 0);
+    char *argv3[] = {"test-cli", "-s", "--json", NULL};
+    cli_start(&test_command, 3, argv3);
+    assert_int_equal(cli_json(), 0);
+    char *argv4[] = {"test-cli", "-s1", "--json", NULL};
+    cli_start(&test_command, 3, argv4);
+    assert_int_equal(cli_json(), 1);
     char *argv2[] = {"test-cli", "--", "--json", NULL};
     cli_start(&test_command, 3, argv2);
     assert_int_equal(cli_json(), 0);
@@ -298,6 +331,10 @@ static void human_figures(void **state)
     assert_string_equal(b, "25.3 GB");
     cli_count(b, sizeof b, UINT64_C(7000000000));
     assert_string_equal(b, "7.0 B");
+    cli_mib(b, sizeof b, UINT64_C(150754820096));
+    assert_string_equal(b, "143771MiB");
+    cli_mib(b, sizeof b, (UINT64_C(1) << 20) - 1);
+    assert_string_equal(b, "0MiB");
     cli_cuda_version(b, sizeof b, 12040);
     assert_string_equal(b, "12.4");
     cli_cuda_version(b, sizeof b, 0);
@@ -319,6 +356,27 @@ static void human_figures(void **state)
     }
 }
 
+/* Columns once quoted, and text fitted to them. */
+static void fit_to_columns(void **state)
+{
+    (void)state;
+    char b[128];
+    assert_int_equal(cli_width("NVIDIA H200"), 11);
+    assert_int_equal(cli_width("a\x1b[31m\\\n\xff\xc3\xa9"), 1 + 4 + 4 + 2 + 2 + 4 + 1);
+    assert_string_equal(cli_fit(b, sizeof b, "NVIDIA H200", 14, 0), "NVIDIA H200   ");
+    assert_string_equal(cli_fit(b, sizeof b, "NVIDIA H200", 14, 1), "   NVIDIA H200");
+    assert_string_equal(cli_fit(b, sizeof b, "NVIDIA H200", 11, 0), "NVIDIA H200");
+    assert_string_equal(cli_fit(b, sizeof b, "NVIDIA H200", 10, 0), "NVIDIA ...");
+    /* Never inside an escape: the ESC (four columns) does not fit in what
+     * is left, so the cut comes before it, and the rest is padding. */
+    assert_string_equal(cli_fit(b, sizeof b, "ab\x1b" "cdefgh", 8, 0), "ab...   ");
+    assert_int_equal(cli_width(cli_fit(b, sizeof b, "ab\x1b" "cdefgh", 8, 0)), 8);
+    /* A character of two bytes is one column. */
+    assert_string_equal(cli_fit(b, sizeof b, "caf\xc3\xa9", 5, 0), "caf\xc3\xa9 ");
+    assert_string_equal(cli_fit(b, sizeof b, "abcdef", 2, 0), "  ");
+    assert_string_equal(cli_fit(b, sizeof b, "", 3, 1), "   ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,9 +393,11 @@ int main(void)
         cmocka_unit_test(echo_cuts_long_arguments),
         cmocka_unit_test(parse_cc_and_workload),
         cmocka_unit_test(command_line_forms),
+        cmocka_unit_test(command_line_letters),
         cmocka_unit_test(command_line_errors),
         cmocka_unit_test(json_prescan_skips_option_values),
         cmocka_unit_test(human_figures),
+        cmocka_unit_test(fit_to_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

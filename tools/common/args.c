@@ -27,6 +27,15 @@ static const cli_option *find_option(const cli_command *cmd, const char *name, s
     return NULL;
 }
 
+/* The option of cmd whose letter is c, or NULL. */
+static const cli_option *find_letter(const cli_command *cmd, char c)
+{
+    for (const cli_option *o = cmd->options; c && o && o->name; o++)
+        if (o->letter == c)
+            return o;
+    return NULL;
+}
+
 void cli_start(const cli_command *cmd, int argc, char **argv)
 {
     command = cmd;
@@ -47,6 +56,11 @@ void cli_start(const cli_command *cmd, int argc, char **argv)
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0)
             break;
+        if (arg[0] == '-' && arg[1] != '-' && arg[1] && !arg[2]) {
+            const cli_option *s = find_letter(cmd, arg[1]);
+            i += s && s->arg; /* "-x VALUE": the next one is its value */
+            continue;
+        }
         if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
             continue;
         const cli_option *o = find_option(cmd, arg + 2, strlen(arg + 2));
@@ -61,8 +75,10 @@ static void help(const cli_command *cmd)
 {
     printf("usage: %s [OPTION]...\n%s\n\nOptions:\n", cmd->name, cmd->summary);
     for (const cli_option *o = cmd->options; o && o->name; o++) {
-        char left[48];
-        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "",
+        char left[48], letter[8] = "";
+        if (o->letter)
+            snprintf(letter, sizeof letter, "-%c, ", o->letter);
+        snprintf(left, sizeof left, "%s--%s%s%s", letter, o->name, o->arg ? " " : "",
                  o->arg ? o->arg : "");
         printf("  %-20s %s\n", left, o->help);
     }
@@ -75,6 +91,36 @@ static void help(const cli_command *cmd)
 
 /* An argument as messages echo it (cli_echo()), in a buffer of the caller's frame. */
 #define ECHO(s) cli_echo((char[CLI_ECHO_MAX + 4]){0}, CLI_ECHO_MAX + 4, (s))
+
+/* "-x", "-x VALUE", "-xVALUE", "-x=VALUE": the option's index, or
+ * CLI_ARGS_EXIT after a usage error. */
+static int short_option(const cli_command *cmd, cli_args *a, const char *arg,
+                        const char **value)
+{
+    const cli_option *o = find_letter(cmd, arg[1]);
+    const char *rest = arg + 2;
+    if (!o) {
+        char opt[3] = {'-', arg[1], '\0'};
+        a->status = cli_usage_error("unknown option '%s'", opt);
+        return CLI_ARGS_EXIT;
+    }
+    if (!o->arg) {
+        if (*rest) {
+            a->status = cli_usage_error("option '-%c' takes no value", o->letter);
+            return CLI_ARGS_EXIT;
+        }
+        if (strcmp(o->name, "json") == 0)
+            return cli_next(a, value); /* cli_start() saw it already */
+    } else if (*rest) {
+        *value = rest[0] == '=' ? rest + 1 : rest;
+    } else if (a->i < a->argc) {
+        *value = a->argv[a->i++];
+    } else {
+        a->status = cli_usage_error("option '-%c' needs a value (%s)", o->letter, o->arg);
+        return CLI_ARGS_EXIT;
+    }
+    return (int)(o - cmd->options);
+}
 
 int cli_next(cli_args *a, const char **value)
 {
@@ -100,6 +146,8 @@ int cli_next(cli_args *a, const char **value)
         }
         return CLI_ARGS_END;
     }
+    if (arg[0] == '-' && arg[1] && arg[1] != '-')
+        return short_option(cmd, a, arg, value);
     if (strncmp(arg, "--", 2) != 0) {
         a->status = cli_usage_error("unexpected argument '%s'", ECHO(arg));
         return CLI_ARGS_EXIT;

@@ -14,6 +14,7 @@ typedef struct cli_option {
     const char *name; /* long name without "--"; "json" turns on --json */
     const char *arg;  /* placeholder of its value in --help ("N"); NULL: a flag */
     const char *help; /* one line for --help */
+    char letter;      /* its short alias ('i' for -i), or 0 for none */
 } cli_option;
 
 typedef struct cli_command {
@@ -47,8 +48,10 @@ void cli_start(const cli_command *cmd, int argc, char **argv);
  *     if (opt == CLI_ARGS_EXIT)
  *         return cli_finish(a.status);
  *
- * Accepts "--name VALUE" and "--name=VALUE", exact names only; "--help"
- * and "-h" print the help on stdout and "--version" the version (status 0);
+ * Accepts "--name VALUE" and "--name=VALUE", exact names only, and for an
+ * option with a letter "-x VALUE", "-xVALUE" and "-x=VALUE" (a flag's
+ * letter stands alone: "-x"; letters are not bundled); "--help" and "-h"
+ * print the help on stdout and "--version" the version (status 0);
  * "--json" is consumed here. Anything else (unknown option, missing value,
  * a value given to a flag, an operand) is a usage error: reported, status
  * 2. */

@@ -31,6 +31,11 @@ void cli_bytes(char *buf, size_t size, uint64_t bytes)
     scaled(buf, size, bytes, unit, sizeof unit / sizeof unit[0], " B");
 }
 
+void cli_mib(char *buf, size_t size, uint64_t bytes)
+{
+    snprintf(buf, size, "%lluMiB", (unsigned long long)(bytes >> 20));
+}
+
 void cli_count(char *buf, size_t size, uint64_t count)
 {
     static const char *const unit[] = {"", "K", "M", "B", "T", "Q"};

@@ -16,6 +16,9 @@
 /* "12.3 GB" (decimal units, as the lesson prints), "11.4 B" parameters,
  * "13.0" from a CUDA version number (1000 * major + 10 * minor). */
 void cli_bytes(char *buf, size_t size, uint64_t bytes);
+/* "143771MiB": whole MiB (2^20 bytes, rounded down), as nvidia-smi writes
+ * memory. */
+void cli_mib(char *buf, size_t size, uint64_t bytes);
 void cli_count(char *buf, size_t size, uint64_t count);
 void cli_cuda_version(char *buf, size_t size, int version);
 /* A duration with three significant digits in the unit that suits it:

@@ -11,13 +11,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *prog = "gpuprobe";
 static int out_of_memory; /* text was lost: cli_finish() says so */
+static int write_errno;   /* the reason of a write error cli_flush() met */
 
-/* The line cli_put() is building. */
+/* The line cli_put() is building, and where its styles start. */
 static char *line;
 static size_t line_len, line_cap;
+static struct mark {
+    size_t at;
+    cli_style_id style;
+} *marks;
+static size_t nmarks, marks_cap;
 
 void cli_set_prog(const char *name)
 {
@@ -139,6 +146,49 @@ char *cli_utf8_clean(const char *s)
     return out;
 }
 
+/* The columns one unit of s takes once quoted (*n: its bytes). */
+static size_t unit_width(const unsigned char *s, size_t len, size_t *n)
+{
+    size_t k = utf8_seq(s, len);
+    int c1 = k == 2 && s[0] == 0xc2 && s[1] <= 0x9f;
+    *n = k ? k : 1;
+    if (s[0] == '\\' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r')
+        return 2;
+    if (k == 0 || s[0] < 0x20 || s[0] == 0x7f || c1)
+        return 4 * *n;
+    return 1;
+}
+
+size_t cli_width(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len = strlen(s), w = 0, n;
+    for (size_t i = 0; i < len; i += n)
+        w += unit_width(u + i, len - i, &n);
+    return w;
+}
+
+char *cli_fit(char *dst, size_t size, const char *s, size_t width, int right)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len = strlen(s), whole = cli_width(s);
+    size_t room = whole <= width ? width : width >= 3 ? width - 3 : 0;
+    size_t bytes = 0, used = 0, n;
+    while (bytes < len) {
+        size_t w = unit_width(u + bytes, len - bytes, &n);
+        if (used + w > room)
+            break;
+        used += w;
+        bytes += n;
+    }
+    const char *dots = bytes < len ? (width >= 3 ? "..." : "") : "";
+    used += strlen(dots);
+    size_t pad = used < width ? width - used : 0;
+    snprintf(dst, size, "%*s%.*s%s%*s", right ? (int)pad : 0, "", (int)bytes, s, dots,
+             right ? 0 : (int)pad, "");
+    return dst;
+}
+
 char *cli_vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
@@ -188,19 +238,77 @@ static void line_append(const char *fmt, va_list ap)
     free(piece);
 }
 
+/* Quote len bytes of text onto stdout. */
+static void put_quoted(const char *text, size_t len)
+{
+    size_t need = cli_quote(NULL, 0, text, len);
+    char *q = malloc(need + 1);
+    if (q) {
+        cli_quote(q, need + 1, text, len);
+        fputs(q, stdout);
+    } else {
+        out_of_memory = 1;
+    }
+    free(q);
+}
+
+/* The SGR sequence of a style, after a reset. */
+static void put_style(cli_style_id style)
+{
+    static const char *const sgr[] = {"", "\033[1m", "\033[2m", "\033[32m", "\033[33m"};
+    fputs("\033[0m", stdout);
+    if ((unsigned)style < sizeof sgr / sizeof sgr[0])
+        fputs(sgr[style], stdout);
+}
+
 static void line_end(void)
 {
     if (line) {
-        char *q = quoted(line);
-        if (q)
-            fputs(q, stdout);
-        else
-            out_of_memory = 1;
-        free(q);
+        size_t from = 0;
+        cli_style_id last = CLI_PLAIN;
+        for (size_t i = 0; i < nmarks; i++) {
+            put_quoted(line + from, marks[i].at - from);
+            put_style(marks[i].style);
+            from = marks[i].at;
+            last = marks[i].style;
+        }
+        put_quoted(line + from, line_len - from);
+        if (last != CLI_PLAIN)
+            put_style(CLI_PLAIN);
         line_len = 0;
         line[0] = '\0';
     }
+    nmarks = 0;
     fputc('\n', stdout);
+}
+
+int cli_color(void)
+{
+    static int decided = -1;
+    if (decided < 0) {
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+        decided = isatty(STDOUT_FILENO) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+    }
+    return decided;
+}
+
+void cli_style(cli_style_id style)
+{
+    if (!cli_color())
+        return;
+    if (nmarks == marks_cap) {
+        size_t cap = marks_cap ? 2 * marks_cap : 16;
+        struct mark *grown = realloc(marks, cap * sizeof *grown);
+        if (!grown) {
+            out_of_memory = 1;
+            return;
+        }
+        marks = grown;
+        marks_cap = cap;
+    }
+    marks[nmarks].at = line_len;
+    marks[nmarks].style = style;
+    nmarks++;
 }
 
 void cli_put(const char *fmt, ...)
@@ -246,6 +354,18 @@ void cli_err(const char *fmt, ...)
 
 /* ---- the end ----------------------------------------------------------------- */
 
+int cli_flush(void)
+{
+    if (line_len > 0)
+        line_end();
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!write_errno)
+        write_errno = errno;
+    return -1;
+}
+
 int cli_finish(int status)
 {
     if (line_len > 0)
@@ -253,6 +373,9 @@ int cli_finish(int status)
     free(line);
     line = NULL;
     line_len = line_cap = 0;
+    free(marks);
+    marks = NULL;
+    nmarks = marks_cap = 0;
     if (out_of_memory) {
         cli_err("out of memory: some output was lost");
         if (status == CLI_EXIT_OK)
@@ -273,6 +396,7 @@ int cli_finish(int status)
         err = errno;
     }
     if (failed) {
+        err = err ? err : write_errno;
         if (err)
             cli_err("write error: %s", strerror(err));
         else

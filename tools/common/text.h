@@ -46,8 +46,39 @@ void cli_put(const char *fmt, ...) CLI_PRINTF(1, 2);
 void cli_line(const char *fmt, ...) CLI_PRINTF(1, 2);
 void cli_endl(void); /* ends the line (an empty one if nothing was put) */
 
+/* Text in columns. The width of text on a terminal once quoted: each
+ * valid UTF-8 character one column (wide and combining characters are not
+ * told apart), each escape its length ("\x1b" four). */
+size_t cli_width(const char *s);
+/* Fit s into exactly width columns once quoted: the longest prefix of
+ * whole characters that fits (cut with "..." when s does not fit whole,
+ * never inside an escape), then spaces (left-aligned), or spaces first
+ * (right-aligned). Writes raw bytes for cli_put()/cli_line(), which quote
+ * them; dst needs 4 * width + 1 bytes. Returns dst. */
+char *cli_fit(char *dst, size_t size, const char *s, size_t width, int right);
+
+/* Colour, only on a terminal: on when standard output is a terminal,
+ * NO_COLOR is unset or empty and TERM is not "dumb" (decided once). A
+ * style set with cli_style() holds from that point of the current line
+ * to the next cli_style() or the line's end; it changes no column and
+ * does nothing when colour is off. */
+typedef enum cli_style_id {
+    CLI_PLAIN = 0,
+    CLI_BOLD = 1,
+    CLI_DIM = 2,
+    CLI_GREEN = 3,
+    CLI_YELLOW = 4
+} cli_style_id;
+int cli_color(void);
+void cli_style(cli_style_id style);
+
 /* "<prog>: <message>" on stderr, quoted. */
 void cli_err(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Write what was printed now (a program that prints more than once, as a
+ * refresh loop): 0, or -1 after a write error, which cli_finish() then
+ * reports with its reason. */
+int cli_flush(void);
 
 /* Last call of every program: ends a pending text line, flushes stdout and
  * checks that everything was written ("<prog>: write error: <reason>" on
