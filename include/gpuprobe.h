@@ -631,6 +631,25 @@ typedef enum gpuprobe_reserve_source {
 #define GPUPROBE_DEFAULT_CONTEXT_RESERVE (UINT64_C(512) << 20)
 
 /**
+ * The page of device memory the CUDA driver maps (since 1.2): 2 MiB. An
+ * allocation takes whole pages, so the largest one that succeeds is a
+ * multiple of it.
+ */
+#define GPUPROBE_ALLOC_PAGE (UINT64_C(2) << 20)
+
+/**
+ * The least allocation allowance (since 1.2): 32 MiB. Of the memory a
+ * GPU reports free, the driver keeps a part back when it maps an
+ * allocation (its page tables and own heaps), so the largest allocation
+ * that succeeds is smaller than the free figure (GPU memory testers leave
+ * 16 MiB for it, and report 33 MiB on a 64 GiB board). The library counts,
+ * on every GPU, an allowance of 1/1024 of the device's total memory
+ * (rounded up to #GPUPROBE_ALLOC_PAGE), at least this: 32 MiB on an
+ * 8 GiB card, 142 MiB on an H200. The CPU has none.
+ */
+#define GPUPROBE_ALLOC_ALLOWANCE_MIN (UINT64_C(32) << 20)
+
+/**
  * A capacity estimate against a live device. Size-prefixed; initialise with
  * #GPUPROBE_CAPACITY_INIT.
  */
@@ -639,7 +658,7 @@ typedef struct gpuprobe_capacity {
     uint64_t total_bytes;    /**< Device total memory (CPU: total RAM, cgroup-aware). */
     uint64_t free_bytes;     /**< Free memory now (CPU: available RAM, cgroup-aware). */
     uint64_t reserve_bytes;  /**< Subtracted for a CUDA context: 0 for the CPU, and where this process holds one already. */
-    uint64_t usable_bytes;   /**< free_bytes - reserve_bytes, never below 0. */
+    uint64_t usable_bytes;   /**< What one allocation can get: free_bytes - reserve_bytes, never below 0; on a GPU (since 1.2) rounded down to #GPUPROBE_ALLOC_PAGE and less the allocation allowance (see #GPUPROBE_ALLOC_ALLOWANCE_MIN). */
     uint64_t max_params;     /**< Largest parameter count that fits usable_bytes. */
     uint32_t reserve_source; /**< ::gpuprobe_reserve_source. */
 } gpuprobe_capacity;
@@ -649,7 +668,10 @@ typedef struct gpuprobe_capacity {
 
 /**
  * How many parameters of @p dtype fit on @p device for @p workload, with the
- * numbers used: usable = free - reserve. For the CPU, usable = available RAM
+ * numbers used: usable = free - reserve, on a GPU (since 1.2) rounded down
+ * to #GPUPROBE_ALLOC_PAGE and less the allocation allowance (see
+ * #GPUPROBE_ALLOC_ALLOWANCE_MIN), so that one allocation of usable bytes
+ * succeeds: never more than the device gives. For the CPU, usable = available RAM
  * (cgroup-aware), nothing reserved. For a GPU, the reserve is the cost of
  * the CUDA context a program needs there, counted once:
  *
@@ -928,7 +950,7 @@ typedef struct gpuprobe_plan {
     uint64_t overhead_bytes;     /**< Runtime overhead (the CUDA context where counted). */
     uint64_t margin_bytes;       /**< Safety margin. */
     uint64_t total_bytes;        /**< The sum of the seven figures above. */
-    uint64_t available_bytes;    /**< gpuprobe_plan_device(): free memory of the device (CPU: available RAM, cgroup-aware); else 0. */
+    uint64_t available_bytes;    /**< gpuprobe_plan_device(): the memory allocations can get on the device: on a GPU its free memory rounded down to #GPUPROBE_ALLOC_PAGE, less the allocation allowance (since 1.2; 1.1: the free memory); the CPU: available RAM, cgroup-aware. Else 0. */
     uint64_t largest_context;    /**< gpuprobe_plan_device(): the largest context that fits with this batch; else 0. */
     uint64_t largest_batch;      /**< gpuprobe_plan_device(): the largest batch that fits with this context; else 0. */
     uint32_t overhead_source;    /**< ::gpuprobe_reserve_source of overhead_bytes (pure calls: #GPUPROBE_RESERVE_DEFAULT, or #GPUPROBE_RESERVE_NONE when set by hand). */
@@ -1026,7 +1048,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx,
  * model's heads allow and for which t devices each have room for one
  * share (plan with #GPUPROBE_PLAN_GPUS = t, each device's own overhead;
  * the option's own value is ignored). The devices chosen are those with
- * the most free memory (ties: lowest index), listed in index order.
+ * the most room for allocations (gpuprobe_plan::available_bytes; ties:
+ * lowest index), listed in index order.
  *
  * @param ctx        the context.
  * @param model      the model.
@@ -1070,12 +1093,15 @@ typedef struct gpuprobe_requirements {
     /* since 1.1 (a 1.0 caller's smaller size means: none of these) */
     int32_t max_utilization;   /**< A GPU must be busy at most this percent now (0-100, ::GPUPROBE_ATTR_GPU_UTILIZATION); -1 (the initialiser's): none. A GPU whose utilisation cannot be read fails it. Excludes the CPU when >= 0. */
     int32_t no_other_process;  /**< 1: no other process may have a CUDA context on the GPU now (::GPUPROBE_ATTR_COMPUTE_PROCESSES, less this process's own); 0: none. A GPU whose processes cannot be read fails it. Excludes the CPU when 1. */
+    /* since 1.2 (a 1.0 or 1.1 caller's smaller size means: none of these) */
+    const gpuprobe_model *fit_model;       /**< The device must hold this model under fit_plan: its plan against the device (gpuprobe_plan_device()) fits. NULL (the initialiser's): none. With a model, `auto` and `cuda` choose the device with the most room left after it (gpuprobe_plan::available_bytes - total_bytes) rather than the most free memory. */
+    const gpuprobe_plan_options *fit_plan; /**< The workload of fit_model (context, batch, dtypes, ...); NULL: the defaults. Read only with fit_model. */
 } gpuprobe_requirements;
 
 /** Initialiser for ::gpuprobe_requirements: no requirement. */
 #define GPUPROBE_REQUIREMENTS_INIT                                            \
     {sizeof(gpuprobe_requirements), 0, 0, 0, 0, GPUPROBE_DTYPE_FP16,          \
-     GPUPROBE_WORKLOAD_WEIGHTS, -1, 0}
+     GPUPROBE_WORKLOAD_WEIGHTS, -1, 0, NULL, NULL}
 
 /** gpuprobe_select() flag: ignore the `GPUPROBE_DEVICE` environment variable. */
 #define GPUPROBE_SELECT_IGNORE_ENV 0x1u
@@ -1114,7 +1140,11 @@ typedef struct gpuprobe_requirements {
  * The CPU is judged by its available RAM. Requirements are checked in
  * order: compute capability, utilisation, other processes, free memory,
  * then fit (gpuprobe_device_capacity(), which counts the CUDA context
- * once). The arguments (flags, requirements, then the spec) are checked
+ * once), then the model (gpuprobe_plan_device(), since 1.2). With a model,
+ * the CUDA device chosen by `auto` and `cuda` is the one with the most
+ * room left after the model's plan (ties as above), and the reason says
+ * how much; a device it does not fit is skipped with what the model needs
+ * and what the device has. The arguments (flags, requirements, then the spec) are checked
  * before any device is looked at, so their errors are the same on every
  * machine.
  *
@@ -1122,7 +1152,7 @@ typedef struct gpuprobe_requirements {
  * @param spec    the program's default spec; not NULL.
  * @param req     requirements, or NULL for none. `req->size` must cover
  *                at least the 1.0 struct (up to `fit_workload`); the 1.1
- *                fields are read only when it covers them.
+ *                and 1.2 fields are read only when it covers them.
  *                `max_utilization` outside -1..100 or `no_other_process`
  *                other than 0 or 1 is ::GPUPROBE_ERR_INVALID_ARGUMENT.
  * @param flags   0 or #GPUPROBE_SELECT_IGNORE_ENV.
@@ -1139,8 +1169,10 @@ typedef struct gpuprobe_requirements {
  *         message says which requirement failed on which device);
  *         ::GPUPROBE_ERR_UNSUPPORTED or ::GPUPROBE_ERR_OVERFLOW for a fit
  *         requirement with no rule or above #GPUPROBE_MAX_PARAMS (as
- *         gpuprobe_capacity_bytes()). @p device and @p reason are written
- *         only on success.
+ *         gpuprobe_capacity_bytes()); the errors of gpuprobe_plan_compute()
+ *         for a model whose plan cannot be made (checked before any device
+ *         is looked at). @p device and @p reason are written only on
+ *         success.
  */
 GPUPROBE_API gpuprobe_status gpuprobe_select(gpuprobe_context *ctx,
                                              const char *spec,

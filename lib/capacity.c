@@ -181,9 +181,7 @@ gpuprobe_status gpuprobe_device_capacity(gpuprobe_context *ctx, size_t device,
     cap.free_bytes = mem.available;
     cap.reserve_bytes = gp_context_overhead(dev, &mem, &source);
     cap.reserve_source = (uint32_t)source;
-    cap.usable_bytes = cap.free_bytes > cap.reserve_bytes
-                           ? cap.free_bytes - cap.reserve_bytes
-                           : 0;
+    cap.usable_bytes = gp_alloc_room(dev, &mem, cap.reserve_bytes);
     st = gpuprobe_capacity_params(cap.usable_bytes, dtype, workload,
                                   &cap.max_params);
     if (st == GPUPROBE_ERR_OVERFLOW)

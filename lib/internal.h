@@ -346,6 +346,13 @@ int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
  * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
 uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
                              gpuprobe_reserve_source *source);
+/* What one allocation can get on dev once reserve bytes are taken from its
+ * available memory: on a GPU, rounded down to GPUPROBE_ALLOC_PAGE and less
+ * the allocation allowance (gp_alloc_allowance()); the CPU: all of it. */
+uint64_t gp_alloc_room(const gp_device *dev, const gp_memory *mem, uint64_t reserve);
+/* The allocation allowance of a GPU with total bytes of memory: total /
+ * 1024 rounded up to a page, at least GPUPROBE_ALLOC_ALLOWANCE_MIN. */
+uint64_t gp_alloc_allowance(uint64_t total);
 
 
 

@@ -439,12 +439,12 @@ gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
     device_overhead(&j, dev, &mem);
     if ((st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
         return st;
-    p.available_bytes = mem.available;
-    p.fits = p.total_bytes <= mem.available;
+    p.available_bytes = gp_alloc_room(dev, &mem, 0);
+    p.fits = p.total_bytes <= p.available_bytes;
     if (j.s.arch &&
-        ((st = job_largest(ctx, &j, GPUPROBE_PLAN_CONTEXT, mem.available,
+        ((st = job_largest(ctx, &j, GPUPROBE_PLAN_CONTEXT, p.available_bytes,
                            &p.largest_context)) != GPUPROBE_OK ||
-         (st = job_largest(ctx, &j, GPUPROBE_PLAN_BATCH, mem.available,
+         (st = job_largest(ctx, &j, GPUPROBE_PLAN_BATCH, p.available_bytes,
                            &p.largest_batch)) != GPUPROBE_OK))
         return st;
     p.size = out->size;
@@ -452,9 +452,9 @@ gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
     return gp_ok(ctx);
 }
 
-/* The GPUs a tensor-parallel plan may use: each one's free memory and
- * overhead, read once, and their ranking by free memory (ties: lower
- * index). */
+/* The GPUs a tensor-parallel plan may use: what allocations can get on
+ * each and its overhead, read once, and their ranking by that room (ties:
+ * lower index). */
 typedef struct gpu_pool {
     size_t n;
     uint64_t *avail, *over;
@@ -476,7 +476,7 @@ static gpuprobe_status pool_read(gpuprobe_context *ctx, job *j, gpu_pool *g)
         gpuprobe_status st = gp_memory_read(ctx, i + 1, 0, &mem);
         if (st != GPUPROBE_OK)
             return st;
-        g->avail[i] = mem.available;
+        g->avail[i] = gp_alloc_room(&ctx->devices[i + 1], &mem, 0);
         device_overhead(j, &ctx->devices[i + 1], &mem);
         g->over[i] = j->overhead;
         size_t k = i; /* insertion sort: a handful of GPUs */
@@ -488,7 +488,7 @@ static gpuprobe_status pool_read(gpuprobe_context *ctx, job *j, gpu_pool *g)
 }
 
 /* The model split over t GPUs: one GPU's share in *share (0 when it cannot
- * be split so, or overflows), and the t GPUs with the most free memory
+ * be split so, or overflows), and the t GPUs with the most room
  * that have room for a share and their own overhead in g->pick, in index
  * order; the count of those with room. */
 static size_t pool_fit(const gpuprobe_model *model, job *j, gpu_pool *g, uint64_t t,
@@ -546,7 +546,7 @@ static gpuprobe_status pool_plan(gpuprobe_context *ctx, const gpuprobe_model *mo
     return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
                    "no number of the %zu CUDA devices holds the model: one "
                    "GPU needs %llu bytes plus its overhead, and the most "
-                   "free is %llu bytes (%s); over %zu GPUs each needs %llu "
+                   "room for allocations is %llu bytes (%s); over %zu GPUs each needs %llu "
                    "bytes plus overhead, and %zu have room",
                    g->n, (unsigned long long)need_one,
                    (unsigned long long)g->avail[g->rank[0]],
