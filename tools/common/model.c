@@ -9,6 +9,7 @@
  */
 #include "model.h"
 
+#include "json.h"
 #include "report.h"
 #include "text.h"
 #include "values.h"
@@ -310,8 +311,10 @@ size_t cli_model_dirs(char dirs[][CLI_MODEL_PATH_MAX], const char **from, size_t
     const char *v = env("GPUPROBE_MODELS_DIR");
     if (v)
         n = add_dir(dirs, from, n, max, v, "GPUPROBE_MODELS_DIR");
-    if (exe_dir(exe, sizeof exe) == 0 &&
-        fmt(dir, sizeof dir, "%s/../share/gpuprobe/models", exe) == 0)
+    /* <bin>/../share/gpuprobe/models, written without the "..": the
+     * executable's directory is a real path (/proc/self/exe). */
+    char *up = exe_dir(exe, sizeof exe) == 0 ? strrchr(exe, '/') : NULL;
+    if (up && (*up = '\0', fmt(dir, sizeof dir, "%s/share/gpuprobe/models", exe) == 0))
         n = add_dir(dirs, from, n, max, dir, "executable");
     return add_dir(dirs, from, n, max, GPUPROBE_MODELS_DATADIR, "datadir");
 }
@@ -522,4 +525,33 @@ int cli_workload_options(const cli_workload *w, const cli_model_config *c,
     }
     *out = o;
     return CLI_EXIT_OK;
+}
+
+/* ---- a plan as JSON ---------------------------------------------------------- */
+
+const char *cli_reserve_name(uint32_t source)
+{
+    switch (source) {
+    case GPUPROBE_RESERVE_MEASURED: return "measured";
+    case GPUPROBE_RESERVE_DEFAULT: return "default";
+    case GPUPROBE_RESERVE_CONTEXT_HELD: return "context_held";
+    default: return "none";
+    }
+}
+
+struct json_object *cli_plan_json(const gpuprobe_plan *p)
+{
+    struct json_object *o = cli_obj();
+    cli_set_u64(o, "weights_bytes", p->weights_bytes);
+    cli_set_u64(o, "gradient_bytes", p->gradient_bytes);
+    cli_set_u64(o, "optimizer_bytes", p->optimizer_bytes);
+    cli_set_u64(o, "kv_cache_bytes", p->kv_cache_bytes);
+    cli_set_u64(o, "activation_bytes", p->activation_bytes);
+    cli_set_u64(o, "overhead_bytes", p->overhead_bytes);
+    cli_set_str(o, "overhead_source", cli_reserve_name(p->overhead_source));
+    cli_set_u64(o, "margin_bytes", p->margin_bytes);
+    cli_set_u64(o, "total_bytes", p->total_bytes);
+    cli_set_u64(o, "kv_bytes_per_token", p->kv_bytes_per_token);
+    cli_set_bool(o, "windowed", (p->flags & GPUPROBE_PLAN_WINDOWED) != 0);
+    return o;
 }

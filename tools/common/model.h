@@ -168,4 +168,13 @@ int cli_workload_options(const cli_workload *w, const cli_model_config *c,
  * default (fp32 and fp64 weights: the same, else bf16). */
 gpuprobe_dtype cli_kv_dtype(const gpuprobe_plan_options *o);
 
+/* A plan's figures as a JSON object (the shape `plan` of docs/json.md):
+ * weights_bytes, gradient_bytes, optimizer_bytes, kv_cache_bytes,
+ * activation_bytes, overhead_bytes, overhead_source, margin_bytes,
+ * total_bytes, kv_bytes_per_token, windowed. */
+struct json_object *cli_plan_json(const gpuprobe_plan *p);
+
+/* "none", "measured", "default", "context_held": a gpuprobe_reserve_source. */
+const char *cli_reserve_name(uint32_t source);
+
 #endif
