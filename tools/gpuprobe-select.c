@@ -3,7 +3,8 @@
  *
  *     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
  *
- * with a reason for the choice, optional requirements, and the
+ * with a reason for the choice, optional requirements (a model among them:
+ * --model, the device where its plan leaves the most room), and the
  * GPUPROBE_DEVICE override. The GPUs are judged through NVML: choosing
  * creates no CUDA context (GPUPROBE_NVML=off makes the library read memory
  * through contexts instead, the way to compare the two). See
@@ -18,7 +19,8 @@
 
 enum {
     OPT_DEVICE, OPT_MIN_FREE, OPT_MIN_CC, OPT_FIT, OPT_DTYPE, OPT_WORKLOAD, OPT_MAX_UTIL,
-    OPT_NO_OTHER, OPT_JSON
+    OPT_NO_OTHER, OPT_MODEL, OPT_CONTEXT, OPT_BATCH, OPT_WEIGHTS_DTYPE, OPT_KV_DTYPE, OPT_MARGIN,
+    OPT_JSON
 };
 
 static const cli_option options[] = {
@@ -27,9 +29,19 @@ static const cli_option options[] = {
     [OPT_MIN_CC] = {"min-cc", "X.Y", "a CUDA device of at least this compute capability (never the CPU)"},
     [OPT_FIT] = {"fit", "PARAMS", "the device must hold this many parameters (7e9 ok)"},
     [OPT_DTYPE] = {"dtype", "D", "with --fit: fp32, fp64, tf32, fp16 (default), bf16, fp8, int8, int4"},
-    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training"},
+    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training; "
+                                       "with --model: inference (default), training, weights"},
     [OPT_MAX_UTIL] = {"max-utilization", "PERCENT", "a GPU busy at most this much now (0-100; never the CPU)"},
     [OPT_NO_OTHER] = {"no-other-process", NULL, "a GPU on which no other process has a CUDA context (never the CPU)"},
+    [OPT_MODEL] = {"model", "M", "the device must hold this model (as gpuprobe-fit --model); the "
+                                 "most room left wins"},
+    [OPT_CONTEXT] = {"context", "N", "with --model: tokens per sequence (default: the model's "
+                                     "maximum, at most 8192)"},
+    [OPT_BATCH] = {"batch", "N", "with --model: sequences at once (default 1)"},
+    [OPT_WEIGHTS_DTYPE] = {"weights-dtype", "D", "with --model: the weights' dtype (default: the "
+                                                 "config's torch_dtype)"},
+    [OPT_KV_DTYPE] = {"kv-dtype", "D", "with --model: the KV cache's dtype"},
+    [OPT_MARGIN] = {"margin", "SIZE", "with --model: safety margin per device (default 1GiB)"},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
     {NULL, NULL, NULL},
 };
@@ -39,11 +51,25 @@ static struct {
     gpuprobe_requirements req;
     gpuprobe_dtype dtype;
     gpuprobe_workload workload;
-    int have_req, have_fit_opts;
-} args = {"auto", GPUPROBE_REQUIREMENTS_INIT, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, 0};
+    int have_req, have_fit_opts, have_model_opts;
+    const char *model;      /* --model as given */
+    cli_model_found found;  /* where its config is */
+    cli_model_config cfg;   /* the config read */
+    cli_workload w;
+    gpuprobe_plan_options *plan;
+} args = {"auto", GPUPROBE_REQUIREMENTS_INIT, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS,
+          0, 0, 0, NULL, {{0}, 0}, {0}, CLI_WORKLOAD_INIT, NULL};
 
 static int option(int opt, const char *v)
 {
+    static const char *const shared[] = {
+        [OPT_CONTEXT] = "context", [OPT_BATCH] = "batch", [OPT_WEIGHTS_DTYPE] = "weights-dtype",
+        [OPT_KV_DTYPE] = "kv-dtype", [OPT_MARGIN] = "margin",
+    };
+    if (opt >= OPT_CONTEXT && opt <= OPT_MARGIN) {
+        args.have_model_opts = 1;
+        return cli_workload_option(&args.w, shared[opt], v);
+    }
     gpuprobe_requirements *req = &args.req;
     int major = 0, minor = 0;
     uint64_t pct = 0;
@@ -77,7 +103,11 @@ static int option(int opt, const char *v)
         if (cli_parse_workload(v, &args.workload) != 0)
             return cli_bad_value(v, "--workload wants weights, inference or training");
         args.have_fit_opts = 1;
+        args.w.workload = args.workload;
         return CLI_EXIT_OK;
+    case OPT_MODEL:
+        args.model = v;
+        break;
     case OPT_MAX_UTIL:
         if (cli_parse_count(v, 100, &pct) != 0)
             return cli_bad_value(v, "--max-utilization wants a percent from 0 to 100");
@@ -91,8 +121,36 @@ static int option(int opt, const char *v)
     return CLI_EXIT_OK;
 }
 
+/* --model: the config found and read, the workload; the model becomes a
+ * requirement (ABI 1.2: fit_model, fit_plan). */
+static int check_model(void)
+{
+    char err[4096];
+    if (cli_model_find(args.model, &args.found, err, sizeof err) != 0)
+        return cli_bad_input("not_found", "%s", err);
+    gpuprobe_status st = cli_model_load(args.found.path, &args.cfg, err, sizeof err);
+    if (st == GPUPROBE_ERR_OUT_OF_MEMORY)
+        return cli_fail(NULL, st, "reading %s", args.found.path);
+    if (st != GPUPROBE_OK)
+        return cli_bad_input(gpuprobe_status_name(st), "%s", err);
+    int rc = cli_workload_options(&args.w, &args.cfg, &args.plan);
+    args.req.fit_model = args.cfg.model;
+    args.req.fit_plan = args.plan;
+    return rc;
+}
+
 static int check(void)
 {
+    if (args.have_model_opts && !args.model)
+        return cli_usage_error("--context, --batch, --weights-dtype, --kv-dtype and --margin go "
+                               "with --model");
+    if (args.model) {
+        int rc = check_model();
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        if (!args.req.fit_params) /* --workload was the model's */
+            args.have_fit_opts = 0;
+    }
     if (args.have_fit_opts && args.req.fit_params == 0)
         return cli_usage_error("--dtype and --workload go with --fit");
     if (args.req.fit_params && !cli_have_rule(args.dtype, args.workload))
@@ -113,6 +171,9 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
         return cli_fail(ctx, st, "describing device %zu", dev);
     gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
     gpuprobe_cuda_status(ctx, &cause, NULL);
+    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+    if (args.model && (st = gpuprobe_plan_device(ctx, dev, args.cfg.model, args.plan, 0, &p)) != GPUPROBE_OK)
+        return cli_fail(ctx, st, "planning %s on %s", args.model, dspec);
     if (cli_json()) {
         struct json_object *doc = cli_doc();
         cli_set_str(doc, "using", dspec);
@@ -120,11 +181,28 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
         cli_set_str(doc, "name", name);
         cli_set_str(doc, "reason", why);
         cli_set_str(doc, "cuda_cause", gpuprobe_cuda_cause_name(cause));
+        if (args.model) {
+            struct json_object *m = cli_obj();
+            cli_set_str(m, "name", args.model);
+            cli_set_str(m, "config", args.found.path);
+            cli_set_u64(m, "params", p.params);
+            cli_set(m, "plan", cli_plan_json(&p));
+            cli_set_u64(m, "available_bytes", p.available_bytes);
+            cli_set_u64(m, "headroom_bytes", p.available_bytes - p.total_bytes);
+            cli_set(doc, "model", m);
+        }
         return cli_print_doc(doc);
     }
     cli_line("Using: %s", dspec);
     cli_line("Device: %s", name);
     cli_line("Reason: %s", why);
+    if (args.model) {
+        char need[32], have[32];
+        cli_bytes(need, sizeof need, p.total_bytes);
+        cli_bytes(have, sizeof have, p.available_bytes);
+        cli_line("Model: %s needs %s of the %s available there (gpuprobe-fit --model for the "
+                 "breakdown)", args.model, need, have);
+    }
     return CLI_EXIT_OK;
 }
 
@@ -142,13 +220,17 @@ static int run(gpuprobe_context *ctx)
     /* The reason lasts until the next call on the context: copy it. */
     char why[1024];
     snprintf(why, sizeof why, "%s", reason ? reason : "");
-    return print(ctx, dev, why);
+    int rc = print(ctx, dev, why);
+    gpuprobe_plan_options_destroy(args.plan);
+    cli_model_config_free(&args.cfg);
+    return rc;
 }
 
 static const cli_command command = {
     "gpuprobe-select",
     "Choose the device a program should use (the best usable GPU, else the\n"
-    "CPU) and say why; with requirements, only a device that meets them.",
+    "CPU) and say why; with requirements, only a device that meets them; with\n"
+    "--model, the device where the model fits with the most room.",
     options,
     "no device meets the requirements, or CUDA was asked for and is not usable",
     "See gpuprobe-select(1).",
