@@ -130,15 +130,22 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
     cli_line("  memory: %s total, %s %s", a, b, d->kind == GPUPROBE_DEVICE_CPU ? "available" : "free");
     cli_bytes(a, sizeof a, cap->usable_bytes);
     cli_bytes(c, sizeof c, cap->reserve_bytes);
+    /* A GPU keeps back whatever is not in whole 2 MiB pages, and its
+     * driver's allowance: what one allocation cannot get. */
+    char k[32];
+    uint64_t kept = cap->free_bytes - cap->reserve_bytes - cap->usable_bytes;
+    cli_bytes(k, sizeof k, cap->free_bytes > cap->reserve_bytes ? kept : 0);
     if (cap->reserve_source == GPUPROBE_RESERVE_NONE)
         cli_line("  usable: %s (available RAM, cgroup-aware; nothing reserved)", a);
     else if (cap->reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
         cli_line("  usable: %s = %s free (read inside this process's CUDA context, "
-                 "which is already counted; nothing more reserved)", a, b);
+                 "which is already counted; nothing more reserved) - %s the driver keeps", a, b, k);
     else
-        cli_line("  usable: %s = %s free - %s for the CUDA context (%s)", a, b, c,
+        cli_line("  usable: %s = %s free - %s for the CUDA context (%s) - %s the driver keeps", a,
+                 b, c,
                  cap->reserve_source == GPUPROBE_RESERVE_MEASURED ? "measured on this device"
-                                                                  : "default reserve: nothing measured");
+                                                                  : "default reserve: nothing measured",
+                 k);
     for (size_t w = 0; w < N_WORKLOADS; w++) {
         if (!q->workload_on[w])
             continue;
