@@ -426,6 +426,38 @@ simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
   --out "\nGPU: [^\n]*\\(median of [0-9]+ runs( of [0-9]+ calls)?, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
   --out "\nSpeedup: [0-9.]+x\n$" -- --size 64)
 
+# gpuprobe-fit --model and gpuprobe-select --model on simulated fleets, every
+# figure against the library's plan (tests/tools/fit_models.py): every
+# shipped config on one H200; 8 x A100-80GB for --gpus and the fewest GPUs;
+# selection among three GPUs.
+set(a100x8 "")
+foreach(i RANGE 7)
+  string(APPEND a100x8 "[gpu];preset=A100-80GB;")
+endforeach()
+set(fit_fleet_h200 "${SIMCUDA_ONE_H200}")
+set(fit_fleet_a100x8 "${a100x8}")
+set(fit_fleet_select "[gpu];preset=A100-40GB;free=30GiB;[gpu];preset=H200;free=20GiB;[gpu];preset=L4")
+foreach(case h200 a100x8 select)
+  gpuprobe_fit_models_test(scenario.fit.models_${case} ${case})
+  simcuda_test_env(scenario.fit.models_${case})
+  set_property(TEST scenario.fit.models_${case} APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "GPUPROBE_MODELS_DIR=unset:" "HF_HUB_CACHE=unset:" "HF_HOME=unset:")
+  simcuda_test_fleet(scenario.fit.models_${case} "${fit_fleet_${case}}")
+endforeach()
+# Planning reads NVML only: no context, no device memory.
+simcuda_program(model "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\nBest device: cuda:0 \\(NVIDIA H200\\): fits, " --out "\nFewest GPUs: 1 \\(cuda:0\\)\\.\n$"
+  -- --model Llama-3.1-8B --context 8192)
+simcuda_program(model.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty ${SIMCUDA_UNTOUCHED}
+  --json-eq devices.1.plan.kv_cache_bytes=1073741824 --json-eq devices.1.plan.overhead_bytes=536870912
+  --json-eq devices.1.available_bytes=150604873728 --json-eq best_device=\"cuda:0\"
+  --json-eq fewest_gpus.count=1 -- --model Llama-3.1-8B --context 8192 --json)
+simcuda_program(model "${fit_fleet_select}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^Using: cuda:0\nDevice: NVIDIA A100-SXM4-40GB\nReason: auto: cuda:0 \\(NVIDIA A100-SXM4-40GB\\) has the most room for the model \\(12\\.6 GB left after the model's 19\\.6 GB\\) of 3 CUDA devices that hold it\n"
+  -- --model Llama-3.1-8B --context 8192)
+simcuda_program(eight_gpus "${a100x8}" model_fit --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\n  on GPUs: 4 \\(cuda:0, cuda:1, cuda:2, cuda:3\\)\n$" -- --model Llama-3.1-70B --context 131072)
+
 # Never above: the capacity prediction against the largest single allocation
 # that succeeds (tests/gpu/capacity_probe.c, which scripts/gpu-check runs on
 # a real GPU), on simulated boards whose driver hands memory out in 2 MiB

@@ -457,7 +457,7 @@ static int print_json(gpuprobe_context *ctx, const fit_question *q, const answer
         cli_set_null(doc, "fewest_gpus");
     if (q->gpus > 1)
         cli_set_u64(doc, "gpus_with_room", a->room);
-    cli_set_bool(doc, "fits", fits(q, a));
+    cli_set_bool(doc, "fits_anywhere", fits(q, a));
     return cli_print_doc(doc);
 }
 
