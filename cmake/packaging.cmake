@@ -5,7 +5,8 @@
 #   libgpuprobe-dev  header, libgpuprobe.so link, static library, pkg-config
 #                    and CMake files; depends on libgpuprobe1 of the same version
 #   gpuprobe-tools   the gpuprobe-* commands, their man pages, docs/json.md
-#                    and docs/kubernetes.md with its manifests;
+#                    and docs/kubernetes.md with its manifests, the shipped
+#                    model configs (share/gpuprobe/models);
 #                    depends on libgpuprobe1 of the same version and json-c
 #
 # Library dependencies (libc6, libjson-c5) come from dpkg-shlibdeps. OpenBLAS
@@ -62,8 +63,10 @@ set(CPACK_COMPONENT_TOOLS_DESCRIPTION
   "what compute is here, and what it can do (commands)
  gpuprobe-smi lists every device with its memory, gpuprobe-info says whether
  CUDA is usable and why not, gpuprobe-select chooses a device, gpuprobe-bench
- times a matrix multiplication on the CPU and the GPU, gpuprobe-fit says how
- large a model fits, gpuprobe-nfd writes node labels for Kubernetes Node
+ times a matrix multiplication on the CPU and the GPU, gpuprobe-fit says
+ whether a model fits (from its config.json, offline; Llama, Mistral,
+ Mixtral and Qwen configs included) and how large a model fits,
+ gpuprobe-nfd writes node labels for Kubernetes Node
  Feature Discovery. Each prints text or JSON and has a man page.")
 # dpkg-shlibdeps runs in each component's staging directory: the library's
 # is beside it. (libgpuprobe1 is in Depends above, with its exact version.)
