@@ -170,7 +170,8 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
     if (st != GPUPROBE_OK)
         return cli_fail(ctx, st, "describing device %zu", dev);
     gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
-    gpuprobe_cuda_status(ctx, &cause, NULL);
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
     gpuprobe_plan p = GPUPROBE_PLAN_INIT;
     if (args.model && (st = gpuprobe_plan_device(ctx, dev, args.cfg.model, args.plan, 0, &p)) != GPUPROBE_OK)
         return cli_fail(ctx, st, "planning %s on %s", args.model, dspec);
@@ -179,8 +180,8 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
         cli_set_str(doc, "using", dspec);
         cli_set_u64(doc, "device_index", dev);
         cli_set_str(doc, "name", name);
-        cli_set_str(doc, "reason", why);
-        cli_set_str(doc, "cuda_cause", gpuprobe_cuda_cause_name(cause));
+        cli_set_str(doc, "choice_reason", why);
+        cli_cuda_json(doc, cause, detail);
         if (args.model) {
             struct json_object *m = cli_obj();
             cli_set_str(m, "name", args.model);
