@@ -49,19 +49,16 @@ int main(int argc, char **argv)
     cli_model_found found;
     cli_model_config cfg;
     gpuprobe_plan_options *opts = NULL;
-    char err[4096];
     int rc = cli_workload_option(&w, "context", context);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_model_open(name, &found, &cfg);
+    if (rc == CLI_EXIT_OK && (rc = cli_workload_options(&w, &cfg, &opts)) != CLI_EXIT_OK)
+        cli_model_config_free(&cfg);
     if (rc != CLI_EXIT_OK)
-        return cli_finish(rc);
-    if (cli_model_find(name, &found, err, sizeof err) != 0)
-        return cli_finish(cli_bad_input("not_found", "%s", err));
-    gpuprobe_status st = cli_model_load(found.path, &cfg, err, sizeof err);
-    if (st != GPUPROBE_OK)
-        return cli_finish(cli_bad_input(gpuprobe_status_name(st), "%s", err));
-    if ((rc = cli_workload_options(&w, &cfg, &opts)) != CLI_EXIT_OK)
         return cli_finish(rc);
 
     gpuprobe_context *ctx;
+    gpuprobe_status st;
     if ((st = gpuprobe_context_create(&ctx, 0)) != GPUPROBE_OK)
         return cli_finish(cli_fail(NULL, st, "creating a context"));
     gpuprobe_plan pure = GPUPROBE_PLAN_INIT;

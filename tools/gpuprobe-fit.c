@@ -36,19 +36,16 @@ enum {
 static const cli_option options[] = {
     [OPT_MODEL] = {"model", "M", "plan this model: a config.json, a directory, a Hugging Face id "
                                  "(local cache only) or a shipped name"},
-    [OPT_CONTEXT] = {"context", "N", "with --model: tokens per sequence (default: the model's "
-                                     "maximum, at most 8192)"},
-    [OPT_BATCH] = {"batch", "N", "with --model: sequences at once (default 1)"},
-    [OPT_WEIGHTS_DTYPE] = {"weights-dtype", "D", "with --model: the weights' dtype (default: the "
-                                                 "config's torch_dtype, else bf16)"},
-    [OPT_KV_DTYPE] = {"kv-dtype", "D", "with --model: the KV cache's dtype (default: the compute "
-                                       "dtype)"},
+    [OPT_CONTEXT] = CLI_OPTION_CONTEXT,
+    [OPT_BATCH] = CLI_OPTION_BATCH,
+    [OPT_WEIGHTS_DTYPE] = CLI_OPTION_WEIGHTS_DTYPE,
+    [OPT_KV_DTYPE] = CLI_OPTION_KV_DTYPE,
     [OPT_WORKLOAD] = {"workload", "W", "inference (--model's default), training or weights; "
                                        "without --model: only this workload"},
     [OPT_GPUS] = {"gpus", "N|all", "with --model: split it over N GPUs (tensor parallel)"},
     [OPT_DEVICE] = {"device", "SPEC", "only this device: cpu, cuda or cuda:N (default auto: every "
                                       "device)"},
-    [OPT_MARGIN] = {"margin", "SIZE", "with --model: safety margin per device (default 1GiB)"},
+    [OPT_MARGIN] = CLI_OPTION_MARGIN,
     [OPT_MAX_CONTEXT] = {"max-context", NULL, "with --model: plan at the largest context that "
                                               "fits the best device"},
     [OPT_MAX_BATCH] = {"max-batch", NULL, "with --model: plan at the largest batch that fits "
@@ -385,14 +382,12 @@ static struct {
 
 static int option(int opt, const char *v)
 {
-    static const char *const shared[] = {
-        [OPT_CONTEXT] = "context", [OPT_BATCH] = "batch", [OPT_WEIGHTS_DTYPE] = "weights-dtype",
-        [OPT_KV_DTYPE] = "kv-dtype", [OPT_MARGIN] = "margin",
-    };
-    if (opt < (int)(sizeof shared / sizeof shared[0]) && shared[opt]) {
-        args.model_only |= 1u << opt;
+    if (opt != OPT_WORKLOAD) { /* --workload also serves the lesson's rules */
+        int rc = cli_workload_option(&args.w, options[opt].name, v);
+        args.model_only |= rc != 1 ? 1u << opt : 0;
         fq.context_given |= opt == OPT_CONTEXT;
-        return cli_workload_option(&args.w, shared[opt], v);
+        if (rc != 1)
+            return rc;
     }
     uint64_t n = 0;
     switch (opt) {
@@ -452,17 +447,15 @@ static int check_model(void)
         return cli_usage_error("--dtype and --weights-dtype say the same thing: give one");
     if (args.dtype_given)
         args.w.weights_dtype = args.dtype;
-    char err[4096];
-    if (cli_model_find(fq.name, &fq.found, err, sizeof err) != 0)
-        return cli_bad_input("not_found", "%s", err);
-    gpuprobe_status st = cli_model_load(fq.found.path, &fq.cfg, err, sizeof err);
-    if (st == GPUPROBE_ERR_OUT_OF_MEMORY)
-        return cli_fail(NULL, st, "reading %s", fq.found.path);
-    if (st != GPUPROBE_OK)
-        return cli_bad_input(gpuprobe_status_name(st), "%s", err);
+    int rc = cli_model_open(fq.name, &fq.found, &fq.cfg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     if (!fq.gpus)
         fq.gpus = 1;
-    return cli_workload_options(&args.w, &fq.cfg, &fq.opts);
+    rc = cli_workload_options(&args.w, &fq.cfg, &fq.opts);
+    if (rc != CLI_EXIT_OK)
+        cli_model_config_free(&fq.cfg); /* the program ends here */
+    return rc;
 }
 
 static int check(void)
@@ -550,14 +543,15 @@ static int run(gpuprobe_context *ctx)
         return list_models();
     size_t list[FIT_MAX_DEVICES], n = 0, ncuda = 0;
     int rc = pick_devices(ctx, list, &n, &ncuda);
-    if (rc != CLI_EXIT_OK)
-        return rc;
     if (fq.name) {
-        rc = run_model(ctx, list, n, ncuda);
+        if (rc == CLI_EXIT_OK)
+            rc = run_model(ctx, list, n, ncuda);
         gpuprobe_plan_options_destroy(fq.opts);
         cli_model_config_free(&fq.cfg);
         return rc;
     }
+    if (rc != CLI_EXIT_OK)
+        return rc;
     devinfo *di = calloc(n ? n : 1, sizeof *di);
     if (!di)
         return cli_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "counting devices");

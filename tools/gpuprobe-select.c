@@ -35,13 +35,11 @@ static const cli_option options[] = {
     [OPT_NO_OTHER] = {"no-other-process", NULL, "a GPU on which no other process has a CUDA context (never the CPU)"},
     [OPT_MODEL] = {"model", "M", "the device must hold this model (as gpuprobe-fit --model); the "
                                  "most room left wins"},
-    [OPT_CONTEXT] = {"context", "N", "with --model: tokens per sequence (default: the model's "
-                                     "maximum, at most 8192)"},
-    [OPT_BATCH] = {"batch", "N", "with --model: sequences at once (default 1)"},
-    [OPT_WEIGHTS_DTYPE] = {"weights-dtype", "D", "with --model: the weights' dtype (default: the "
-                                                 "config's torch_dtype)"},
-    [OPT_KV_DTYPE] = {"kv-dtype", "D", "with --model: the KV cache's dtype"},
-    [OPT_MARGIN] = {"margin", "SIZE", "with --model: safety margin per device (default 1GiB)"},
+    [OPT_CONTEXT] = CLI_OPTION_CONTEXT,
+    [OPT_BATCH] = CLI_OPTION_BATCH,
+    [OPT_WEIGHTS_DTYPE] = CLI_OPTION_WEIGHTS_DTYPE,
+    [OPT_KV_DTYPE] = CLI_OPTION_KV_DTYPE,
+    [OPT_MARGIN] = CLI_OPTION_MARGIN,
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text"},
     {NULL, NULL, NULL},
 };
@@ -62,13 +60,9 @@ static struct {
 
 static int option(int opt, const char *v)
 {
-    static const char *const shared[] = {
-        [OPT_CONTEXT] = "context", [OPT_BATCH] = "batch", [OPT_WEIGHTS_DTYPE] = "weights-dtype",
-        [OPT_KV_DTYPE] = "kv-dtype", [OPT_MARGIN] = "margin",
-    };
     if (opt >= OPT_CONTEXT && opt <= OPT_MARGIN) {
         args.have_model_opts = 1;
-        return cli_workload_option(&args.w, shared[opt], v);
+        return cli_workload_option(&args.w, options[opt].name, v);
     }
     gpuprobe_requirements *req = &args.req;
     int major = 0, minor = 0;
@@ -125,18 +119,30 @@ static int option(int opt, const char *v)
  * requirement (ABI 1.2: fit_model, fit_plan). */
 static int check_model(void)
 {
-    char err[4096];
-    if (cli_model_find(args.model, &args.found, err, sizeof err) != 0)
-        return cli_bad_input("not_found", "%s", err);
-    gpuprobe_status st = cli_model_load(args.found.path, &args.cfg, err, sizeof err);
-    if (st == GPUPROBE_ERR_OUT_OF_MEMORY)
-        return cli_fail(NULL, st, "reading %s", args.found.path);
-    if (st != GPUPROBE_OK)
-        return cli_bad_input(gpuprobe_status_name(st), "%s", err);
-    int rc = cli_workload_options(&args.w, &args.cfg, &args.plan);
+    int rc = cli_model_open(args.model, &args.found, &args.cfg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_workload_options(&args.w, &args.cfg, &args.plan);
+    if (rc != CLI_EXIT_OK) {
+        cli_model_config_free(&args.cfg); /* the program ends here */
+        return rc;
+    }
     args.req.fit_model = args.cfg.model;
     args.req.fit_plan = args.plan;
-    return rc;
+    return CLI_EXIT_OK;
+}
+
+/* --fit, --dtype, --workload. */
+static int check_fit(void)
+{
+    if (args.have_fit_opts && args.req.fit_params == 0)
+        return cli_usage_error("--dtype and --workload go with --fit");
+    if (args.req.fit_params && !cli_have_rule(args.dtype, args.workload))
+        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
+                               gpuprobe_workload_name(args.workload), gpuprobe_dtype_name(args.dtype));
+    args.req.fit_dtype = (int32_t)args.dtype;
+    args.req.fit_workload = (int32_t)args.workload;
+    return CLI_EXIT_OK;
 }
 
 static int check(void)
@@ -151,14 +157,12 @@ static int check(void)
         if (!args.req.fit_params) /* --workload was the model's */
             args.have_fit_opts = 0;
     }
-    if (args.have_fit_opts && args.req.fit_params == 0)
-        return cli_usage_error("--dtype and --workload go with --fit");
-    if (args.req.fit_params && !cli_have_rule(args.dtype, args.workload))
-        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
-                               gpuprobe_workload_name(args.workload), gpuprobe_dtype_name(args.dtype));
-    args.req.fit_dtype = (int32_t)args.dtype;
-    args.req.fit_workload = (int32_t)args.workload;
-    return CLI_EXIT_OK;
+    int rc = check_fit();
+    if (rc != CLI_EXIT_OK) { /* the program ends here */
+        gpuprobe_plan_options_destroy(args.plan);
+        cli_model_config_free(&args.cfg);
+    }
+    return rc;
 }
 
 static int print(gpuprobe_context *ctx, size_t dev, const char *why)
@@ -207,7 +211,7 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
     return CLI_EXIT_OK;
 }
 
-static int run(gpuprobe_context *ctx)
+static int choose(gpuprobe_context *ctx)
 {
     size_t dev = 0;
     const char *reason = NULL;
@@ -221,7 +225,12 @@ static int run(gpuprobe_context *ctx)
     /* The reason lasts until the next call on the context: copy it. */
     char why[1024];
     snprintf(why, sizeof why, "%s", reason ? reason : "");
-    int rc = print(ctx, dev, why);
+    return print(ctx, dev, why);
+}
+
+static int run(gpuprobe_context *ctx)
+{
+    int rc = choose(ctx);
     gpuprobe_plan_options_destroy(args.plan);
     cli_model_config_free(&args.cfg);
     return rc;

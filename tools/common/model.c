@@ -372,6 +372,22 @@ int cli_model_find(const char *m, cli_model_found *out, char *err, size_t errsiz
     return -1;
 }
 
+int cli_model_open(const char *m, cli_model_found *found, cli_model_config *cfg)
+{
+    char err[4096 + CLI_MODEL_PATH_MAX];
+    memset(cfg, 0, sizeof *cfg);
+    if (cli_model_find(m, found, err, sizeof err) != 0)
+        return cli_bad_input("not_found", "%s", err);
+    gpuprobe_status st = cli_model_load(found->path, cfg, err, sizeof err);
+    if (st == GPUPROBE_ERR_OUT_OF_MEMORY) {
+        cli_err("reading %s: out of memory", found->path);
+        return CLI_EXIT_FAIL;
+    }
+    if (st != GPUPROBE_OK)
+        return cli_bad_input(gpuprobe_status_name(st), "%s", err);
+    return CLI_EXIT_OK;
+}
+
 /* ---- the shipped configs, listed ----------------------------------------- */
 
 static int entry_by_name(const void *a, const void *b)

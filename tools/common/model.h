@@ -127,6 +127,12 @@ int cli_hub_cache(char *buf, size_t size, const char **from);
  * "executable", "datadir". Returns how many. */
 size_t cli_model_dirs(char dirs[][CLI_MODEL_PATH_MAX], const char **from, size_t max);
 
+/* m found (cli_model_find()) and read (cli_model_load()), as a command
+ * does it: CLI_EXIT_OK, or the exit status after reporting why not (a model
+ * not found, a config that is not a model's: usage errors, with the JSON
+ * statuses "not_found" and "invalid_argument"; out of memory: 1). */
+int cli_model_open(const char *m, cli_model_found *found, cli_model_config *cfg);
+
 typedef struct cli_model_entry {
     char name[256];                /* "Llama-3.1-8B" */
     char path[CLI_MODEL_PATH_MAX]; /* its file */
@@ -138,6 +144,20 @@ typedef struct cli_model_entry {
 long cli_model_list(cli_model_entry **out);
 
 /* ---- the workload options the commands share ------------------------------ */
+
+/* The options, as cli_option entries (args.h) of the commands that take
+ * them, so that each says the same. */
+#define CLI_OPTION_CONTEXT                                                              \
+    {"context", "N", "with --model: tokens per sequence (default: the model's maximum, " \
+                     "at most 8192)"}
+#define CLI_OPTION_BATCH {"batch", "N", "with --model: sequences at once (default 1)"}
+#define CLI_OPTION_WEIGHTS_DTYPE                                                         \
+    {"weights-dtype", "D", "with --model: the weights' dtype (default: the config's "   \
+                           "torch_dtype, else bf16)"}
+#define CLI_OPTION_KV_DTYPE \
+    {"kv-dtype", "D", "with --model: the KV cache's dtype (default: the compute dtype)"}
+#define CLI_OPTION_MARGIN \
+    {"margin", "SIZE", "with --model: safety margin per device (default 1GiB)"}
 
 /* What the command line says of the workload; 0 or -1: not given. */
 typedef struct cli_workload {
