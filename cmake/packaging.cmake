@@ -5,7 +5,8 @@
 #   libgpuprobe-dev  header, libgpuprobe.so link, static library, pkg-config
 #                    and CMake files; depends on libgpuprobe1 of the same version
 #   gpuprobe-tools   the gpuprobe-* commands, their man pages, docs/json.md
-#                    and docs/kubernetes.md with its manifests;
+#                    and docs/kubernetes.md with its manifests, the shipped
+#                    model configs (share/gpuprobe/models);
 #                    depends on libgpuprobe1 of the same version and json-c
 #
 # Library dependencies (libc6, libjson-c5) come from dpkg-shlibdeps. OpenBLAS

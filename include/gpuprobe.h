@@ -668,30 +668,52 @@ typedef struct gpuprobe_gpus gpuprobe_gpus;
  * fields are added at the end; values never change.
  */
 typedef enum gpuprobe_gpu_field {
-    GPUPROBE_GPU_INDEX = 0,           /**< int: NVML's index, as nvidia-smi numbers GPUs and its `-i` takes them (by PCI bus id); the same as ::GPUPROBE_ATTR_NVML_INDEX. */
+    /** int: NVML's index, as nvidia-smi numbers GPUs and its `-i` takes them (by PCI bus id); the
+     * same as ::GPUPROBE_ATTR_NVML_INDEX. */
+    GPUPROBE_GPU_INDEX = 0,
     GPUPROBE_GPU_UUID = 1,            /**< string: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
-    GPUPROBE_GPU_NAME = 2,            /**< string: the product name, e.g. "NVIDIA H200" (the driver's bytes). */
-    GPUPROBE_GPU_PCI_BUS_ID = 3,      /**< string: "dddd:bb:dd.f", as ::GPUPROBE_ATTR_PCI_BUS_ID writes it (nvidia-smi writes the domain with eight digits). */
-    GPUPROBE_GPU_DRIVER_VERSION = 4,  /**< string: the NVIDIA driver's version, e.g. "580.65.06" (the same for every GPU, as nvidia-smi's `driver_version`). */
-    GPUPROBE_GPU_TOTAL_BYTES = 5,     /**< int: device memory as CUDA counts it (NVML's total less RESERVED_BYTES), as gpuprobe_memory_info::total_bytes. */
+    /** string: the product name, e.g. "NVIDIA H200" (the driver's bytes). */
+    GPUPROBE_GPU_NAME = 2,
+    /** string: "dddd:bb:dd.f", as ::GPUPROBE_ATTR_PCI_BUS_ID writes it (nvidia-smi writes the
+     * domain with eight digits). */
+    GPUPROBE_GPU_PCI_BUS_ID = 3,
+    /** string: the NVIDIA driver's version, e.g. "580.65.06" (the same for every GPU, as nvidia-
+     * smi's `driver_version`). */
+    GPUPROBE_GPU_DRIVER_VERSION = 4,
+    /** int: device memory as CUDA counts it (NVML's total less RESERVED_BYTES), as
+     * gpuprobe_memory_info::total_bytes. */
+    GPUPROBE_GPU_TOTAL_BYTES = 5,
     GPUPROBE_GPU_USED_BYTES = 6,      /**< int: device memory used, every process's. */
     GPUPROBE_GPU_FREE_BYTES = 7,      /**< int: device memory free. */
-    GPUPROBE_GPU_RESERVED_BYTES = 8,  /**< int: memory the driver reserves for itself, outside TOTAL_BYTES (NVML version 2; 0 when only version 1 answers). nvidia-smi's "Total" is TOTAL_BYTES + RESERVED_BYTES. */
+    /** int: memory the driver reserves for itself, outside TOTAL_BYTES (NVML version 2; 0 when only
+     * version 1 answers). nvidia-smi's "Total" is TOTAL_BYTES + RESERVED_BYTES. */
+    GPUPROBE_GPU_RESERVED_BYTES = 8,
     GPUPROBE_GPU_CC_MAJOR = 9,        /**< int: compute capability, major. */
     GPUPROBE_GPU_CC_MINOR = 10,       /**< int: compute capability, minor. */
-    GPUPROBE_GPU_MIG_MODE = 11,       /**< int: the current MIG mode, 1 enabled, 0 disabled. UNSUPPORTED on GPUs without MIG. */
-    GPUPROBE_GPU_MIG_DEVICES = 12,    /**< int: the MIG devices listed (gpuprobe_gpus_mig_device()); 0 outside MIG mode. */
-    GPUPROBE_GPU_PROCESSES = 13,      /**< int: the processes listed (gpuprobe_gpus_process()), compute and graphics, on the GPU or its MIG devices. */
-    GPUPROBE_GPU_CUDA_INDEX = 14,     /**< int: the CUDA ordinal of the whole GPU in this process (N of "cuda:N", device N + 1 of gpuprobe_device_count()), or -1 when CUDA does not see it here (hidden by CUDA_VISIBLE_DEVICES, in MIG mode, CUDA not usable). Matched by UUID. */
-    GPUPROBE_GPU_GPU_UTILIZATION = 15, /**< int: percent, as ::GPUPROBE_ATTR_GPU_UTILIZATION. UNSUPPORTED in MIG mode. */
-    GPUPROBE_GPU_MEMORY_UTILIZATION = 16, /**< int: percent, as ::GPUPROBE_ATTR_MEMORY_UTILIZATION. */
+    /** int: the current MIG mode, 1 enabled, 0 disabled. UNSUPPORTED on GPUs without MIG. */
+    GPUPROBE_GPU_MIG_MODE = 11,
+    /** int: the MIG devices listed (gpuprobe_gpus_mig_device()); 0 outside MIG mode. */
+    GPUPROBE_GPU_MIG_DEVICES = 12,
+    /** int: the processes listed (gpuprobe_gpus_process()), compute and graphics, on the GPU or its
+     * MIG devices. */
+    GPUPROBE_GPU_PROCESSES = 13,
+    /** int: the CUDA ordinal of the whole GPU in this process (N of "cuda:N", device N + 1 of
+     * gpuprobe_device_count()), or -1 when CUDA does not see it here (hidden by
+     * CUDA_VISIBLE_DEVICES, in MIG mode, CUDA not usable). Matched by UUID. */
+    GPUPROBE_GPU_CUDA_INDEX = 14,
+    /** int: percent, as ::GPUPROBE_ATTR_GPU_UTILIZATION. UNSUPPORTED in MIG mode. */
+    GPUPROBE_GPU_GPU_UTILIZATION = 15,
+    /** int: percent, as ::GPUPROBE_ATTR_MEMORY_UTILIZATION. */
+    GPUPROBE_GPU_MEMORY_UTILIZATION = 16,
     GPUPROBE_GPU_TEMPERATURE_C = 17,  /**< int: degrees Celsius. */
     GPUPROBE_GPU_POWER_MW = 18,       /**< int: power draw, milliwatts. */
     GPUPROBE_GPU_POWER_LIMIT_MW = 19, /**< int: the enforced power limit, milliwatts. */
     GPUPROBE_GPU_PCIE_GEN = 20,       /**< int: current PCIe link generation. */
     GPUPROBE_GPU_PCIE_WIDTH = 21,     /**< int: current PCIe link width, lanes. */
-    GPUPROBE_GPU_PCIE_MAX_GEN = 22,   /**< int: the highest PCIe generation of the GPU and the system together. */
-    GPUPROBE_GPU_PCIE_MAX_WIDTH = 23  /**< int: the widest PCIe link of the GPU and the system together. */
+    /** int: the highest PCIe generation of the GPU and the system together. */
+    GPUPROBE_GPU_PCIE_MAX_GEN = 22,
+    /** int: the widest PCIe link of the GPU and the system together. */
+    GPUPROBE_GPU_PCIE_MAX_WIDTH = 23
 } gpuprobe_gpu_field;
 
 /** "Not known" in a byte count of ::gpuprobe_mig_device and ::gpuprobe_process. */
@@ -706,16 +728,23 @@ typedef enum gpuprobe_gpu_field {
  */
 typedef struct gpuprobe_mig_device {
     size_t size;                 /**< sizeof(gpuprobe_mig_device), set by the caller. */
-    int32_t mig_index;           /**< Its index among the GPU's MIG devices (nvidia-smi's "MIG dev", ::GPUPROBE_ATTR_MIG_INDEX). */
+    /** Its index among the GPU's MIG devices (nvidia-smi's "MIG dev", ::GPUPROBE_ATTR_MIG_INDEX).
+     */
+    int32_t mig_index;
     int32_t gpu_instance_id;     /**< The GPU instance id (nvidia-smi's "GI ID"); -1 unknown. */
     int32_t compute_instance_id; /**< The compute instance id ("CI ID"); -1 unknown. */
-    int32_t slices;              /**< The GPU instance's slices of the GPU (the 1 of "1g.18gb"); -1 unknown. */
+    /** The GPU instance's slices of the GPU (the 1 of "1g.18gb"); -1 unknown. */
+    int32_t slices;
     int32_t multiprocessors;     /**< Its streaming multiprocessors; -1 unknown. */
-    int32_t cuda_index;          /**< The CUDA ordinal this MIG device has in this process ("cuda:N"), -1 when CUDA does not see it here. Matched by UUID. */
-    const char *uuid;            /**< "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", what CUDA_VISIBLE_DEVICES takes. */
+    /** The CUDA ordinal this MIG device has in this process ("cuda:N"), -1 when CUDA does not see
+     * it here. Matched by UUID. */
+    int32_t cuda_index;
+    /** "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", what CUDA_VISIBLE_DEVICES takes. */
+    const char *uuid;
     const char *name;            /**< NVML's name, e.g. "NVIDIA H200 MIG 1g.18gb". */
     const char *profile;         /**< The profile, "1g.18gb": the end of the name. */
-    uint64_t total_bytes;        /**< Its memory as CUDA counts it; #GPUPROBE_UNKNOWN_BYTES unknown. */
+    /** Its memory as CUDA counts it; #GPUPROBE_UNKNOWN_BYTES unknown. */
+    uint64_t total_bytes;
     uint64_t used_bytes;         /**< Used, every process's; #GPUPROBE_UNKNOWN_BYTES unknown. */
     uint64_t free_bytes;         /**< Free; #GPUPROBE_UNKNOWN_BYTES unknown. */
 } gpuprobe_mig_device;
@@ -727,7 +756,8 @@ typedef struct gpuprobe_mig_device {
 
 /** Bits of gpuprobe_process::type. */
 #define GPUPROBE_PROCESS_COMPUTE 0x1u  /**< In NVML's compute list: a CUDA (or OpenCL) context. */
-#define GPUPROBE_PROCESS_GRAPHICS 0x2u /**< In NVML's graphics list: OpenGL, Vulkan, a display server. Both bits: nvidia-smi's "C+G". */
+/** In NVML's graphics list: OpenGL, Vulkan, a display server. Both bits: nvidia-smi's "C+G". */
+#define GPUPROBE_PROCESS_GRAPHICS 0x2u
 
 /**
  * A process on a GPU or one of its MIG devices, as NVML lists it.
@@ -737,10 +767,14 @@ typedef struct gpuprobe_mig_device {
  */
 typedef struct gpuprobe_process {
     size_t size;                 /**< sizeof(gpuprobe_process), set by the caller. */
-    uint32_t pid;                /**< The process ID, as NVML gives it (see the group's description). */
+    /** The process ID, as NVML gives it (see the group's description). */
+    uint32_t pid;
     uint32_t type;               /**< GPUPROBE_PROCESS_* bits. */
-    uint64_t used_bytes;         /**< Device memory it uses; #GPUPROBE_UNKNOWN_BYTES when NVML says it is not available (e.g. without the privilege to see it). */
-    int32_t mig_index;           /**< The MIG device it runs on (gpuprobe_mig_device::mig_index); -1 outside MIG mode. */
+    /** Device memory it uses; #GPUPROBE_UNKNOWN_BYTES when NVML says it is not available (e.g.
+     * without the privilege to see it). */
+    uint64_t used_bytes;
+    /** The MIG device it runs on (gpuprobe_mig_device::mig_index); -1 outside MIG mode. */
+    int32_t mig_index;
     int32_t gpu_instance_id;     /**< Its GPU instance id; -1 outside MIG mode or unknown. */
     int32_t compute_instance_id; /**< Its compute instance id; -1 outside MIG mode or unknown. */
 } gpuprobe_process;
@@ -941,6 +975,25 @@ typedef enum gpuprobe_reserve_source {
 #define GPUPROBE_DEFAULT_CONTEXT_RESERVE (UINT64_C(512) << 20)
 
 /**
+ * The page of device memory the CUDA driver maps (since 1.2): 2 MiB. An
+ * allocation takes whole pages, so the largest one that succeeds is a
+ * multiple of it.
+ */
+#define GPUPROBE_ALLOC_PAGE (UINT64_C(2) << 20)
+
+/**
+ * The least allocation allowance (since 1.2): 32 MiB. Of the memory a
+ * GPU reports free, the driver keeps a part back when it maps an
+ * allocation (its page tables and own heaps), so the largest allocation
+ * that succeeds is smaller than the free figure (GPU memory testers leave
+ * 16 MiB for it, and report 33 MiB on a 64 GiB board). The library counts,
+ * on every GPU, an allowance of 1/1024 of the device's total memory
+ * (rounded up to #GPUPROBE_ALLOC_PAGE), at least this: 32 MiB on an
+ * 8 GiB card, 142 MiB on an H200. The CPU has none.
+ */
+#define GPUPROBE_ALLOC_ALLOWANCE_MIN (UINT64_C(32) << 20)
+
+/**
  * A capacity estimate against a live device. Size-prefixed; initialise with
  * #GPUPROBE_CAPACITY_INIT.
  */
@@ -953,7 +1006,9 @@ typedef struct gpuprobe_capacity {
     uint64_t free_bytes;
     /** Subtracted for a CUDA context: 0 for the CPU, and where this process holds one already. */
     uint64_t reserve_bytes;
-    /** free_bytes - reserve_bytes, never below 0. */
+    /** What one allocation can get: free_bytes - reserve_bytes, never below 0; on a GPU (since 1.2)
+     * rounded down to #GPUPROBE_ALLOC_PAGE and less the allocation allowance (see
+     * #GPUPROBE_ALLOC_ALLOWANCE_MIN). */
     uint64_t usable_bytes;
     /** Largest parameter count that fits usable_bytes. */
     uint64_t max_params;
@@ -966,7 +1021,10 @@ typedef struct gpuprobe_capacity {
 
 /**
  * How many parameters of @p dtype fit on @p device for @p workload, with the
- * numbers used: usable = free - reserve. For the CPU, usable = available RAM
+ * numbers used: usable = free - reserve, on a GPU (since 1.2) rounded down
+ * to #GPUPROBE_ALLOC_PAGE and less the allocation allowance (see
+ * #GPUPROBE_ALLOC_ALLOWANCE_MIN), so that one allocation of usable bytes
+ * succeeds: never more than the device gives. For the CPU, usable = available RAM
  * (cgroup-aware), nothing reserved. For a GPU, the reserve is the cost of
  * the CUDA context a program needs there, counted once:
  *
@@ -1288,8 +1346,9 @@ typedef struct gpuprobe_plan {
     uint64_t margin_bytes;
     /** The sum of the seven figures above. */
     uint64_t total_bytes;
-    /** gpuprobe_plan_device(): free memory of the device (CPU: available RAM, cgroup-aware); else
-     * 0. */
+    /** gpuprobe_plan_device(): the memory allocations can get on the device: on a GPU its free
+     * memory rounded down to #GPUPROBE_ALLOC_PAGE, less the allocation allowance (since 1.2; 1.1:
+     * the free memory); the CPU: available RAM, cgroup-aware. Else 0. */
     uint64_t available_bytes;
     /** gpuprobe_plan_device(): the largest context that fits with this batch; else 0. */
     uint64_t largest_context;
@@ -1394,7 +1453,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx,
  * model's heads allow and for which t devices each have room for one
  * share (plan with #GPUPROBE_PLAN_GPUS = t, each device's own overhead;
  * the option's own value is ignored). The devices chosen are those with
- * the most free memory (ties: lowest index), listed in index order.
+ * the most room for allocations (gpuprobe_plan::available_bytes; ties:
+ * lowest index), listed in index order.
  *
  * @param ctx        the context.
  * @param model      the model.
@@ -1451,12 +1511,21 @@ typedef struct gpuprobe_requirements {
      * (::GPUPROBE_ATTR_COMPUTE_PROCESSES, less this process's own); 0: none. A GPU whose processes
      * cannot be read fails it. Excludes the CPU when 1. */
     int32_t no_other_process;
+    /* since 1.2 (a 1.0 or 1.1 caller's smaller size means: none of these) */
+    /** The device must hold this model under fit_plan: its plan against the device
+     * (gpuprobe_plan_device()) fits. NULL (the initialiser's): none. With a model, `auto` and
+     * `cuda` choose the device with the most room left after it (gpuprobe_plan::available_bytes -
+     * total_bytes) rather than the most free memory. */
+    const gpuprobe_model *fit_model;
+    /** The workload of fit_model (context, batch, dtypes, ...); NULL: the defaults. Read only with
+     * fit_model. */
+    const gpuprobe_plan_options *fit_plan;
 } gpuprobe_requirements;
 
 /** Initialiser for ::gpuprobe_requirements: no requirement. */
 #define GPUPROBE_REQUIREMENTS_INIT                                            \
     {sizeof(gpuprobe_requirements), 0, 0, 0, 0, GPUPROBE_DTYPE_FP16,          \
-     GPUPROBE_WORKLOAD_WEIGHTS, -1, 0}
+     GPUPROBE_WORKLOAD_WEIGHTS, -1, 0, NULL, NULL}
 
 /** gpuprobe_select() flag: ignore the `GPUPROBE_DEVICE` environment variable. */
 #define GPUPROBE_SELECT_IGNORE_ENV 0x1u
@@ -1495,7 +1564,11 @@ typedef struct gpuprobe_requirements {
  * The CPU is judged by its available RAM. Requirements are checked in
  * order: compute capability, utilisation, other processes, free memory,
  * then fit (gpuprobe_device_capacity(), which counts the CUDA context
- * once). The arguments (flags, requirements, then the spec) are checked
+ * once), then the model (gpuprobe_plan_device(), since 1.2). With a model,
+ * the CUDA device chosen by `auto` and `cuda` is the one with the most
+ * room left after the model's plan (ties as above), and the reason says
+ * how much; a device it does not fit is skipped with what the model needs
+ * and what the device has. The arguments (flags, requirements, then the spec) are checked
  * before any device is looked at, so their errors are the same on every
  * machine.
  *
@@ -1503,7 +1576,7 @@ typedef struct gpuprobe_requirements {
  * @param spec    the program's default spec; not NULL.
  * @param req     requirements, or NULL for none. `req->size` must cover
  *                at least the 1.0 struct (up to `fit_workload`); the 1.1
- *                fields are read only when it covers them.
+ *                and 1.2 fields are read only when it covers them.
  *                `max_utilization` outside -1..100 or `no_other_process`
  *                other than 0 or 1 is ::GPUPROBE_ERR_INVALID_ARGUMENT.
  * @param flags   0 or #GPUPROBE_SELECT_IGNORE_ENV.
@@ -1520,8 +1593,10 @@ typedef struct gpuprobe_requirements {
  *         message says which requirement failed on which device);
  *         ::GPUPROBE_ERR_UNSUPPORTED or ::GPUPROBE_ERR_OVERFLOW for a fit
  *         requirement with no rule or above #GPUPROBE_MAX_PARAMS (as
- *         gpuprobe_capacity_bytes()). @p device and @p reason are written
- *         only on success.
+ *         gpuprobe_capacity_bytes()); the errors of gpuprobe_plan_compute()
+ *         for a model whose plan cannot be made (checked before any device
+ *         is looked at). @p device and @p reason are written only on
+ *         success.
  */
 GPUPROBE_API gpuprobe_status gpuprobe_select(gpuprobe_context *ctx,
                                              const char *spec,

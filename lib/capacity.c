@@ -132,9 +132,7 @@ gpuprobe_status gp_capacity_of(const gp_device *dev, const gp_memory *mem,
     cap->free_bytes = mem->available;
     cap->reserve_bytes = gp_context_overhead(dev, mem, &source);
     cap->reserve_source = (uint32_t)source;
-    cap->usable_bytes = cap->free_bytes > cap->reserve_bytes
-                            ? cap->free_bytes - cap->reserve_bytes
-                            : 0;
+    cap->usable_bytes = gp_alloc_room(dev, mem, cap->reserve_bytes);
     return gpuprobe_capacity_params(cap->usable_bytes, dtype, workload, &cap->max_params);
 }
 

@@ -501,6 +501,13 @@ int gp_context_held(gpuprobe_context *ctx, const gp_device *dev);
  * excludes it); else the measured cost, or GPUPROBE_DEFAULT_CONTEXT_RESERVE. */
 uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
                              gpuprobe_reserve_source *source);
+/* What one allocation can get on dev once reserve bytes are taken from its
+ * available memory: on a GPU, rounded down to GPUPROBE_ALLOC_PAGE and less
+ * the allocation allowance (gp_alloc_allowance()); the CPU: all of it. */
+uint64_t gp_alloc_room(const gp_device *dev, const gp_memory *mem, uint64_t reserve);
+/* The allocation allowance of a GPU with total bytes of memory: total /
+ * 1024 rounded up to a page, at least GPUPROBE_ALLOC_ALLOWANCE_MIN. */
+uint64_t gp_alloc_allowance(uint64_t total);
 
 /* ==== Floor 5: the matmul backends (cpu_matmul.c, cuda_matmul.c) ==========
  *
@@ -537,9 +544,10 @@ static inline uint64_t gp_add(uint64_t a, uint64_t b, int *ovf)
 
 /* ---- capacity.c ---- */
 /* gpuprobe_device_capacity()'s figures from dev's memory reading mem:
- * the context's reserve (gp_context_overhead()), what is left, and the
- * largest parameter count; GPUPROBE_ERR_OVERFLOW (cap's bytes written) when
- * that holds more than GPUPROBE_MAX_PARAMS. dtype and workload must have a
+ * the context's reserve (gp_context_overhead()), what one allocation can
+ * get after it (gp_alloc_room()), and the largest parameter count;
+ * GPUPROBE_ERR_OVERFLOW (cap's bytes written) when that holds more than
+ * GPUPROBE_MAX_PARAMS. dtype and workload must have a
  * rule. No message: the callers word their own. */
 gpuprobe_status gp_capacity_of(const gp_device *dev, const gp_memory *mem,
                                gpuprobe_dtype dtype, gpuprobe_workload workload,
@@ -566,6 +574,17 @@ typedef struct gp_shape {
  * ctx may be NULL (no message). */
 gpuprobe_status gp_model_shape(gpuprobe_context *ctx, const gpuprobe_model *m,
                                uint64_t tp, gp_shape *out);
+
+/* ---- plan.c ---- */
+/* The model and workload checked as gpuprobe_plan_compute() checks them
+ * (the caller's errors, with their message). */
+gpuprobe_status gp_plan_check(gpuprobe_context *ctx, const gpuprobe_model *model,
+                              const gpuprobe_plan_options *opts);
+/* gpuprobe_plan_device()'s figures on dev from its memory reading mem,
+ * without the largest context and batch (0) and without touching size. */
+gpuprobe_status gp_plan_on(gpuprobe_context *ctx, const gp_device *dev, const gp_memory *mem,
+                           const gpuprobe_model *model, const gpuprobe_plan_options *opts,
+                           gpuprobe_plan *p);
 
 /* ---- select.c ---- */
 /* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */

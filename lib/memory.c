@@ -2,7 +2,8 @@
  * memory.c - memory queries: the host's (read in host.c: RAM, cgroup v1/v2
  * limits) and CUDA device memory, through NVML without a CUDA context, or
  * through the device's context when NVML cannot answer (and then with the
- * context's cost when NVML can measure it).
+ * context's cost when NVML can measure it); and what of it one allocation
+ * can get (the driver's 2 MiB pages, and its allowance).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -119,6 +120,25 @@ uint64_t gp_context_overhead(const gp_device *dev, const gp_memory *mem,
     }
     *source = GPUPROBE_RESERVE_DEFAULT;
     return GPUPROBE_DEFAULT_CONTEXT_RESERVE;
+}
+
+/* ---- what one allocation can get --------------------------------------------- */
+
+uint64_t gp_alloc_allowance(uint64_t total)
+{
+    uint64_t a = total / 1024; /* below 2^54: the rounding cannot wrap */
+    a = (a + GPUPROBE_ALLOC_PAGE - 1) / GPUPROBE_ALLOC_PAGE * GPUPROBE_ALLOC_PAGE;
+    return a < GPUPROBE_ALLOC_ALLOWANCE_MIN ? GPUPROBE_ALLOC_ALLOWANCE_MIN : a;
+}
+
+uint64_t gp_alloc_room(const gp_device *dev, const gp_memory *mem, uint64_t reserve)
+{
+    uint64_t room = mem->available > reserve ? mem->available - reserve : 0;
+    if (dev->kind == GPUPROBE_DEVICE_CPU)
+        return room;
+    room -= room % GPUPROBE_ALLOC_PAGE;
+    uint64_t allowance = gp_alloc_allowance(mem->total);
+    return room > allowance ? room - allowance : 0;
 }
 
 /* ---- public ---------------------------------------------------------------------- */

@@ -389,6 +389,57 @@ static void device_overhead(job *j, const gp_device *dev, const gp_memory *mem)
         j->overhead = gp_context_overhead(dev, mem, &j->source);
 }
 
+/* The job of the model on dev: one GPU's share of a tensor-parallel group
+ * when opts asks for one, the whole model on the CPU. */
+static gpuprobe_status job_on(gpuprobe_context *ctx, const gp_device *dev,
+                              const gpuprobe_model *model, const gpuprobe_plan_options *opts,
+                              job *j)
+{
+    uint64_t tp = opts && dev->kind != GPUPROBE_DEVICE_CPU
+                      ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
+    return job_prepare(ctx, model, opts, tp, j);
+}
+
+/* The plan of job j on dev with memory mem: its figures, what allocations
+ * can get there, whether it fits; with largest, the largest context and
+ * batch too. No message on success. */
+static gpuprobe_status plan_on(gpuprobe_context *ctx, const gp_device *dev,
+                               const gp_memory *mem, job *j, int largest, gpuprobe_plan *p)
+{
+    device_overhead(j, dev, mem);
+    gpuprobe_status st = job_eval_at(ctx, j, p);
+    if (st != GPUPROBE_OK)
+        return st;
+    p->available_bytes = gp_alloc_room(dev, mem, 0);
+    p->fits = p->total_bytes <= p->available_bytes;
+    if (largest && j->s.arch &&
+        ((st = job_largest(ctx, j, GPUPROBE_PLAN_CONTEXT, p->available_bytes,
+                           &p->largest_context)) != GPUPROBE_OK ||
+         (st = job_largest(ctx, j, GPUPROBE_PLAN_BATCH, p->available_bytes,
+                           &p->largest_batch)) != GPUPROBE_OK))
+        return st;
+    return GPUPROBE_OK;
+}
+
+gpuprobe_status gp_plan_check(gpuprobe_context *ctx, const gpuprobe_model *model,
+                              const gpuprobe_plan_options *opts)
+{
+    job j;
+    gpuprobe_plan p;
+    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
+    gpuprobe_status st = job_prepare(ctx, model, opts, tp, &j);
+    return st == GPUPROBE_OK ? job_eval_at(ctx, &j, &p) : st;
+}
+
+gpuprobe_status gp_plan_on(gpuprobe_context *ctx, const gp_device *dev, const gp_memory *mem,
+                           const gpuprobe_model *model, const gpuprobe_plan_options *opts,
+                           gpuprobe_plan *p)
+{
+    job j;
+    gpuprobe_status st = job_on(ctx, dev, model, opts, &j);
+    return st == GPUPROBE_OK ? plan_on(ctx, dev, mem, &j, 0, p) : st;
+}
+
 gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
                                      const gpuprobe_model *model,
                                      const gpuprobe_plan_options *opts,
@@ -400,35 +451,22 @@ gpuprobe_status gpuprobe_plan_device(gpuprobe_context *ctx, size_t device,
     if (st != GPUPROBE_OK)
         return st;
     const gp_device *dev = NULL;
-    if ((st = gp_get_device(ctx, device, &dev)) != GPUPROBE_OK)
-        return st;
-    uint64_t tp = opts && dev->kind != GPUPROBE_DEVICE_CPU
-                      ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
     job j;
     gp_memory mem;
     gpuprobe_plan p;
-    if ((st = job_prepare(ctx, model, opts, tp, &j)) != GPUPROBE_OK ||
-        (st = gp_memory_read(ctx, device, 0, &mem)) != GPUPROBE_OK)
-        return st;
-    device_overhead(&j, dev, &mem);
-    if ((st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
-        return st;
-    p.available_bytes = mem.available;
-    p.fits = p.total_bytes <= mem.available;
-    if (j.s.arch &&
-        ((st = job_largest(ctx, &j, GPUPROBE_PLAN_CONTEXT, mem.available,
-                           &p.largest_context)) != GPUPROBE_OK ||
-         (st = job_largest(ctx, &j, GPUPROBE_PLAN_BATCH, mem.available,
-                           &p.largest_batch)) != GPUPROBE_OK))
+    if ((st = gp_get_device(ctx, device, &dev)) != GPUPROBE_OK ||
+        (st = job_on(ctx, dev, model, opts, &j)) != GPUPROBE_OK ||
+        (st = gp_memory_read(ctx, device, 0, &mem)) != GPUPROBE_OK ||
+        (st = plan_on(ctx, dev, &mem, &j, 1, &p)) != GPUPROBE_OK)
         return st;
     p.size = out->size;
     put_plan(out, &p);
     return gp_ok(ctx);
 }
 
-/* The GPUs a tensor-parallel plan may use: each one's free memory and
- * overhead, read once, and their ranking by free memory (ties: lower
- * index). */
+/* The GPUs a tensor-parallel plan may use: what allocations can get on
+ * each and its overhead, read once, and their ranking by that room (ties:
+ * lower index). */
 typedef struct gpu_pool {
     size_t n;
     uint64_t *avail, *over;
@@ -450,7 +488,7 @@ static gpuprobe_status pool_read(gpuprobe_context *ctx, job *j, gpu_pool *g)
         gpuprobe_status st = gp_memory_read(ctx, i + 1, 0, &mem);
         if (st != GPUPROBE_OK)
             return st;
-        g->avail[i] = mem.available;
+        g->avail[i] = gp_alloc_room(&ctx->devices[i + 1], &mem, 0);
         device_overhead(j, &ctx->devices[i + 1], &mem);
         g->over[i] = j->overhead;
         size_t k = i; /* insertion sort: a handful of GPUs */
@@ -462,7 +500,7 @@ static gpuprobe_status pool_read(gpuprobe_context *ctx, job *j, gpu_pool *g)
 }
 
 /* The model split over t GPUs: one GPU's share in *share (0 when it cannot
- * be split so, or overflows), and the t GPUs with the most free memory
+ * be split so, or overflows), and the t GPUs with the most room
  * that have room for a share and their own overhead in g->pick, in index
  * order; the count of those with room. */
 static size_t pool_fit(const gpuprobe_model *model, job *j, gpu_pool *g, uint64_t t,
@@ -520,7 +558,7 @@ static gpuprobe_status pool_plan(gpuprobe_context *ctx, const gpuprobe_model *mo
     return gp_fail(ctx, GPUPROBE_ERR_NO_FIT,
                    "no number of the %zu CUDA devices holds the model: one "
                    "GPU needs %llu bytes plus its overhead, and the most "
-                   "free is %llu bytes (%s); over %zu GPUs each needs %llu "
+                   "room for allocations is %llu bytes (%s); over %zu GPUs each needs %llu "
                    "bytes plus overhead, and %zu have room",
                    g->n, (unsigned long long)need_one,
                    (unsigned long long)g->avail[g->rank[0]],

@@ -22,8 +22,10 @@
  * (NVML, no CUDA context; it serves the test seam's simulated devices too),
  * utilisation and other processes through the attributes' own reader
  * (gp_device_nvml_int()), and "fits N parameters" by the capacity rule on
- * that same reading (gp_capacity_of()), so selection, smi and capacity
- * always agree; no public entry point is called from here.
+ * that same reading (gp_capacity_of()), and a model by its plan on that
+ * reading (gp_plan_on(), gpuprobe_plan_device()'s figures), so selection,
+ * smi, capacity and plans always agree; no public entry point is called
+ * from here.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -189,6 +191,8 @@ typedef struct req_t {
     uint64_t fit_bytes; /* capacity_bytes(fit_params) */
     int max_util;       /* -1: none */
     int no_other;
+    const gpuprobe_model *model; /* NULL: none */
+    const gpuprobe_plan_options *plan;
 } req_t;
 
 static gpuprobe_status read_requirements(gpuprobe_context *ctx,
@@ -221,6 +225,15 @@ static gpuprobe_status read_requirements(gpuprobe_context *ctx,
                            (int)in->no_other_process);
         r->max_util = in->max_utilization;
         r->no_other = in->no_other_process;
+    }
+    if (in->size >= GP_END_OF(gpuprobe_requirements, fit_plan) && in->fit_model) {
+        /* The model's own errors are the caller's: said before any device
+         * is looked at. */
+        st = gp_plan_check(ctx, in->fit_model, in->fit_plan);
+        if (st != GPUPROBE_OK)
+            return st;
+        r->model = in->fit_model;
+        r->plan = in->fit_plan;
     }
     r->min_free = in->min_free_bytes;
     r->cc_major = in->min_cc_major;
@@ -261,6 +274,8 @@ typedef struct cand {
     int have_mem;        /* mem was read (once per check) */
     gp_memory mem;
     uint64_t free_bytes; /* GPU: free; CPU: available RAM */
+    uint64_t need;       /* with a model: its plan's total on this device */
+    uint64_t room;       /* with a model: what allocations can get, less need */
     char why[256];       /* the first requirement that failed */
 } cand;
 
@@ -428,9 +443,35 @@ static gpuprobe_status check_fit(gpuprobe_context *ctx, size_t idx, const gp_dev
     return GPUPROBE_OK;
 }
 
+/* The model, by its plan on the memory read for this check (gp_plan_on(),
+ * gpuprobe_plan_device()'s figures). */
+static gpuprobe_status check_model(gpuprobe_context *ctx, size_t idx, const gp_device *dev,
+                                   const req_t *r, cand *c)
+{
+    if (!r->model)
+        return GPUPROBE_OK;
+    gpuprobe_status st = read_memory(ctx, idx, "memory query failed: ", c);
+    if (st != GPUPROBE_OK || c->why[0])
+        return st;
+    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+    st = gp_plan_on(ctx, dev, &c->mem, r->model, r->plan, &p);
+    if (st != GPUPROBE_OK)
+        return left(ctx, st, c, "the model's plan failed: ", "");
+    c->need = p.total_bytes;
+    if (p.fits) {
+        c->room = p.available_bytes - p.total_bytes;
+        return GPUPROBE_OK;
+    }
+    char a[32], b[32];
+    gp_format_bytes(a, sizeof a, p.total_bytes);
+    gp_format_bytes(b, sizeof b, p.available_bytes);
+    gp_snprintf(c->why, sizeof c->why, "the model needs %s > %s available", a, b);
+    return GPUPROBE_OK;
+}
+
 /*
  * Check device idx against the requirements, in order: compute capability,
- * utilisation, other processes, free memory, fit. need_free: read free
+ * utilisation, other processes, free memory, fit, model. need_free: read free
  * memory even without a memory requirement (to rank GPUs). Returns a status
  * only for fatal errors; a device that fails or cannot be queried gets
  * ok = 0 and a why.
@@ -446,6 +487,8 @@ static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
         st = check_memory(ctx, idx, dev, r, need_free, c);
     if (st == GPUPROBE_OK && !c->why[0])
         st = check_fit(ctx, idx, dev, r, c);
+    if (st == GPUPROBE_OK && !c->why[0])
+        st = check_model(ctx, idx, dev, r, c);
     c->ok = st == GPUPROBE_OK && !c->why[0];
     return st;
 }
@@ -613,19 +656,23 @@ static gpuprobe_status pick_ordinal(selection *s, size_t *device, const char **r
 typedef struct ranking {
     const gp_device *dev;        /* NULL: none meets the requirements */
     size_t idx, nfit;
-    uint64_t free_bytes;
+    uint64_t key;                /* free memory, or with a model the room it leaves */
+    uint64_t need;               /* with a model: its total on the best device */
     int util;                    /* read on a tie only; 101: unknown; -1: not read */
     char tie[NAME_SHOWN + 128];  /* how a tie was broken */
     char fails[GP_ERR_LEN];      /* "label: why; label: why" */
 } ranking;
 
-/* Candidate i (which meets the requirements, with free memory f) against
- * the best so far: more free memory wins; on a tie the less busy GPU. */
-static void rank(gpuprobe_context *ctx, ranking *k, size_t i, const gp_device *d, uint64_t f)
+/* Candidate i (which meets the requirements) against the best so far: the
+ * larger key (free memory, or the room a model leaves) wins; on a tie the
+ * less busy GPU. */
+static void rank(gpuprobe_context *ctx, ranking *k, size_t i, const gp_device *d,
+                 const req_t *r, const cand *c)
 {
+    uint64_t f = r->model ? c->room : c->free_bytes;
     k->nfit++;
-    int better = !k->dev || f > k->free_bytes;
-    if (!better && f == k->free_bytes) {
+    int better = !k->dev || f > k->key;
+    if (!better && f == k->key) {
         if (k->util < 0)
             k->util = utilization(ctx, k->idx);
         int u = utilization(ctx, i);
@@ -634,8 +681,8 @@ static void rank(gpuprobe_context *ctx, ranking *k, size_t i, const gp_device *d
             device_label(other, sizeof other, k->dev);
             if (k->util <= 100)
                 gp_snprintf(was, sizeof was, "%d%%", k->util);
-            gp_snprintf(k->tie, sizeof k->tie, "; as much free as %s, less busy (%d%%, not %s)",
-                        other, u, was);
+            gp_snprintf(k->tie, sizeof k->tie, "; as much %s as %s, less busy (%d%%, not %s)",
+                        r->model ? "room" : "free", other, u, was);
             better = 1;
             k->util = u;
         }
@@ -645,7 +692,8 @@ static void rank(gpuprobe_context *ctx, ranking *k, size_t i, const gp_device *d
     }
     if (better) {
         k->idx = i;
-        k->free_bytes = f;
+        k->key = f;
+        k->need = c->need;
         k->dev = d;
     }
 }
@@ -669,7 +717,7 @@ static gpuprobe_status rank_cuda(selection *s, ranking *k)
         if (st != GPUPROBE_OK)
             return st;
         if (c.ok) {
-            rank(s->ctx, k, i, d, c.free_bytes);
+            rank(s->ctx, k, i, d, &s->r, &c);
         } else {
             char label[NAME_SHOWN + 48];
             device_label(label, sizeof label, d);
@@ -684,19 +732,27 @@ static gpuprobe_status rank_cuda(selection *s, ranking *k)
 static gpuprobe_status pick_best(selection *s, const ranking *k, size_t *device,
                                  const char **reason)
 {
-    char *out = s->ctx->reason, label[NAME_SHOWN + 48], fb[32];
+    char *out = s->ctx->reason, label[NAME_SHOWN + 48], fb[96], a[32], b[32];
     size_t size = sizeof s->ctx->reason;
     device_label(label, sizeof label, k->dev);
-    gp_format_bytes(fb, sizeof fb, k->free_bytes);
+    gp_format_bytes(a, sizeof a, k->key);
+    gp_format_bytes(b, sizeof b, k->need);
+    if (s->r.model)
+        gp_snprintf(fb, sizeof fb, "%s left after the model's %s", a, b);
+    else
+        gp_snprintf(fb, sizeof fb, "%s free", a);
     out[0] = '\0';
     if (k->nfit == 1 && s->ncuda == 1)
-        gp_appendf(out, size, "%s: %s, %s free, the only CUDA device", s->head, label, fb);
+        gp_appendf(out, size, "%s: %s, %s, the only CUDA device", s->head, label, fb);
     else if (k->nfit == 1)
-        gp_appendf(out, size, "%s: %s, %s free, the only CUDA device that %s", s->head, label,
-                   fb, s->has_req ? "meets the requirements" : "could be used");
+        gp_appendf(out, size, "%s: %s, %s, the only CUDA device that %s", s->head, label, fb,
+                   s->has_req ? "meets the requirements" : "could be used");
+    else if (s->r.model)
+        gp_appendf(out, size, "%s: %s has the most room for the model (%s) of %zu CUDA "
+                   "devices that hold it", s->head, label, fb, k->nfit);
     else
         gp_appendf(out, size, "%s: %s has the most free memory (%s) of %zu CUDA devices%s",
-                   s->head, label, fb, k->nfit,
+                   s->head, label, a, k->nfit,
                    s->has_req ? " that meet the requirements" : "");
     gp_appendf(out, size, "%s", k->tie);
     if (k->fails[0])
@@ -767,7 +823,7 @@ gpuprobe_status gpuprobe_select(gpuprobe_context *ctx, const char *spec,
     if (st != GPUPROBE_OK)
         return st;
     s.has_req = s.r.min_free > 0 || s.r.cc_major > 0 || s.r.cc_minor > 0 ||
-                s.r.fit_params > 0 || s.r.max_util >= 0 || s.r.no_other;
+                s.r.fit_params > 0 || s.r.max_util >= 0 || s.r.no_other || s.r.model;
     st = resolve_spec(&s, spec, flags);
     if (st == GPUPROBE_OK)
         st = survey(&s);

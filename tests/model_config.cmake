@@ -1,29 +1,35 @@
-# model_config.cmake - the examples' config.json reader (examples/model_config.c,
-# json-c) and the plan printer the benchmark scripts use.
+# model_config.cmake - the commands' model layer (tools/common/model.h: the
+# config.json reader with json-c, model resolution, the shipped configs) and
+# the plan printer the GPU check uses.
 #
 #  unit.test_model_config   the shipped configs (examples/models/) against
 #                           the published parameter counts; bad configs give
-#                           one clear error and no model
+#                           one clear error and no model; torch_dtype and
+#                           max_position_embeddings; the workload options;
+#                           resolution in a fabricated hub cache and the
+#                           shipped directories
 #  example.plan_model       tests/bench/plan_model prints a plan as JSON
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-if(NOT TARGET gpuprobe_model_config)
+if(NOT TARGET gpuprobe_cli)
   return()
 endif()
 
 add_executable(test_model_config ${CMAKE_CURRENT_SOURCE_DIR}/config/test_model_config.c)
-target_link_libraries(test_model_config PRIVATE gpuprobe_model_config PkgConfig::CMOCKA)
+target_link_libraries(test_model_config PRIVATE gpuprobe_cli PkgConfig::CMOCKA)
 set_target_properties(test_model_config PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
 add_test(NAME unit.test_model_config
   COMMAND test_model_config ${PROJECT_SOURCE_DIR}/examples/models)
 set_tests_properties(unit.test_model_config PROPERTIES
-  ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout" TIMEOUT 120)
+  ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout"
+  ENVIRONMENT_MODIFICATION "GPUPROBE_MODELS_DIR=unset:;HF_HUB_CACHE=unset:;HF_HOME=unset:"
+  TIMEOUT 120)
 
-# plan_model: a config.json and workload options in, the plan as JSON out
-# (scripts/bench-fit, scripts/gpu-check).
+# plan_model: a config.json and workload options in, the pure plan as JSON
+# out (scripts/gpu-check; the fit tests compare gpuprobe-fit with it).
 add_executable(plan_model ${CMAKE_CURRENT_SOURCE_DIR}/bench/plan_model.c)
-target_link_libraries(plan_model PRIVATE gpuprobe_model_config gpuprobe_cli m)
+target_link_libraries(plan_model PRIVATE gpuprobe_cli m)
 set_target_properties(plan_model PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
 add_test(NAME example.plan_model
   COMMAND plan_model ${PROJECT_SOURCE_DIR}/examples/models/Llama-3.1-8B.json

@@ -444,15 +444,17 @@ simcuda_program(requirements.fit "${SIMCUDA_BUSY}" gpuprobe-select --err-empty $
   --json-eq using=\"cuda:0\" -- --fit 70e9 --json)
 
 # gpuprobe-fit: free memory is read through NVML, without a context, so the
-# context a program will need is reserved (512 MiB by default); nothing is
-# created or allocated.
+# context a program will need is reserved (512 MiB by default); what one
+# allocation can get is that in whole 2 MiB pages less the allowance of
+# 142 MiB (150,217,949,184 B -> 150,068,002,816 B); nothing is created or
+# allocated.
 simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty ${SIMCUDA_UNTOUCHED}
-  --out "\ncuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.8 GB free\n  usable: 150\\.2 GB = 150\\.8 GB free - 536\\.9 MB for the CUDA context \\(default reserve: nothing measured\\)\n"
+  --out "\ncuda:0 \\(NVIDIA H200\\)\n  memory: 150\\.8 GB total, 150\\.8 GB free\n  usable: 150\\.1 GB = 150\\.8 GB free - 536\\.9 MB for the CUDA context \\(default reserve: nothing measured\\) - 149\\.9 MB the driver keeps\n"
   --out "\n    bf16 training  needs  112\\.0 GB: fits\n\n$" -- --params 7e9)
 simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty ${SIMCUDA_UNTOUCHED}
   --json-eq devices.1.device=\"cuda:0\" --json-eq devices.1.reserve_source=\"default\"
-  --json-eq devices.1.reserve_bytes=536870912 --json-eq devices.1.usable_bytes=150217949184
-  --json-eq devices.1.max_params.fp16=75108974592 -- --json)
+  --json-eq devices.1.reserve_bytes=536870912 --json-eq devices.1.usable_bytes=150068002816
+  --json-eq devices.1.max_params.fp16=75034001408 -- --json)
 
 # gpuprobe-nfd: the MIG mode label (a MIG instance named in
 # CUDA_VISIBLE_DEVICES, a whole GPU); the fit labels count the context a
@@ -568,7 +570,7 @@ simcuda_program(memory_failure "${fail_gpu0}" smi ${no_nvml} --rc 1 --clean
   --out "\ncuda:0  NVIDIA A100-SXM4-40GB: memory unknown\ncuda:1  NVIDIA H200: 150\\.8 GB total, 128\\.3 GB free"
   --err "^smi: cuda:0: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 \\(NVIDIA A100-SXM4-40GB\\) failed with CUDA_ERROR_UNKNOWN\n$")
 simcuda_program(memory_failure "${fail_gpu0}" vram_capacity ${no_nvml} --rc 1 --clean
-  --out "\ncuda:1: 128\\.3 GB usable" --no-out "cuda:0"
+  --out "\ncuda:1: 128\\.2 GB usable" --no-out "cuda:0"
   --err "^vram_capacity: cuda:0: capacity: a CUDA call failed: cuMemGetInfo_v2 on cuda:0 ")
 simcuda_program(two "${SIMCUDA_TWO}" cuda_info --clean --err-empty
   --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
@@ -587,11 +589,69 @@ simcuda_program(min_free "${SIMCUDA_TWO}" select_device --rc 1
   --err "no device meets the requirements: cuda:0 \\(NVIDIA A100-SXM4-40GB\\): 32\\.2 GB free < 200\\.0 GB required\\x3b cuda:1 \\(NVIDIA H200\\): 128\\.8 GB free < 200\\.0 GB required\\x3b cpu: "
   --no-err "meets the requirements.*meets the requirements" -- --min-free 200e9)
 simcuda_program(h200 "${SIMCUDA_ONE_H200}" vram_capacity --clean --err-empty ${SIMCUDA_UNTOUCHED}
-  --out "\ncuda:0: 150\\.2 GB usable of 150\\.8 GB total \\(free minus a default CUDA context reserve\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
+  --out "\ncuda:0: 150\\.1 GB usable of 150\\.8 GB total \\(free minus a default CUDA context reserve\\)\n  fp16 weights   needs   14\\.0 GB: fits\n"
   -- --params 7e9)
 simcuda_program(h200 "${SIMCUDA_ONE_H200}" matmul_bench --clean --err-empty
   --out "\nGPU: [^\n]*\\(median of [0-9]+ runs( of [0-9]+ calls)?, [^\n]*, verified\\x3b [^\n]*cuBLAS 13\\.1\\.0 "
   --out "\nSpeedup: [0-9.]+x\n$" -- --size 64)
+
+# gpuprobe-fit --model and gpuprobe-select --model on simulated fleets, every
+# figure against the library's plan (tests/tools/fit_models.py): every
+# shipped config on one H200; 8 x A100-80GB for --gpus and the fewest GPUs;
+# selection among three GPUs.
+set(a100x8 "")
+foreach(i RANGE 7)
+  string(APPEND a100x8 "[gpu];preset=A100-80GB;")
+endforeach()
+set(fit_fleet_h200 "${SIMCUDA_ONE_H200}")
+set(fit_fleet_a100x8 "${a100x8}")
+set(fit_fleet_select "[gpu];preset=A100-40GB;free=30GiB;[gpu];preset=H200;free=20GiB;[gpu];preset=L4")
+foreach(case h200 a100x8 select)
+  gpuprobe_fit_models_test(scenario.fit.models_${case} ${case})
+  simcuda_test_env(scenario.fit.models_${case})
+  set_property(TEST scenario.fit.models_${case} APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "GPUPROBE_MODELS_DIR=unset:" "HF_HUB_CACHE=unset:" "HF_HOME=unset:")
+  simcuda_test_fleet(scenario.fit.models_${case} "${fit_fleet_${case}}")
+endforeach()
+# Planning reads NVML only: no context, no device memory.
+simcuda_program(model "${SIMCUDA_ONE_H200}" gpuprobe-fit --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\nBest device: cuda:0 \\(NVIDIA H200\\): fits, " --out "\nFewest GPUs: 1 \\(cuda:0\\)\\.\n$"
+  -- --model Llama-3.1-8B --context 8192)
+simcuda_program(model.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty ${SIMCUDA_UNTOUCHED}
+  --json-eq devices.1.plan.kv_cache_bytes=1073741824 --json-eq devices.1.plan.overhead_bytes=536870912
+  --json-eq devices.1.available_bytes=150604873728 --json-eq best_device=\"cuda:0\"
+  --json-eq fewest_gpus.count=1 -- --model Llama-3.1-8B --context 8192 --json)
+simcuda_program(model "${fit_fleet_select}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "^Using: cuda:0\nDevice: NVIDIA A100-SXM4-40GB\nReason: auto: cuda:0 \\(NVIDIA A100-SXM4-40GB\\) has the most room for the model \\(12\\.6 GB left after the model's 19\\.6 GB\\) of 3 CUDA devices that hold it\n"
+  -- --model Llama-3.1-8B --context 8192)
+simcuda_program(eight_gpus "${a100x8}" model_fit --clean --err-empty ${SIMCUDA_UNTOUCHED}
+  --out "\n  on GPUs: 4 \\(cuda:0, cuda:1, cuda:2, cuda:3\\)\n$" -- --model Llama-3.1-70B --context 131072)
+
+# Never above: the capacity prediction against the largest single allocation
+# that succeeds (tests/gpu/capacity_probe.c, which scripts/gpu-check runs on
+# a real GPU), on simulated boards whose driver hands memory out in 2 MiB
+# pages and keeps 1/2048 of it back from allocations: the predicted size
+# itself allocates, and it is at most the largest allocation and within 2% of
+# it (the probe's exit status). The negative control's driver keeps back 1 GiB,
+# more than the library allows for: the prediction does not allocate, and
+# the probe must say so.
+if(TARGET capacity_probe)
+  set(probe_h200 "preset=H200")
+  set(probe_l4 "preset=L4")
+  set(probe_t4 "preset=T4")
+  set(probe_8gb "preset=RTX4090;name=Simulated 8 GB card;total=8GiB")
+  foreach(board h200 l4 t4 8gb)
+    gpuprobe_run_test(scenario.capacity_probe.${board} capacity_probe --err-empty
+      --out "\"predicted_allocatable\": true, " --out "\"search_step_bytes\": 2097152, "
+      --out "\"predicted_over_max\": 0\\.99[0-9]+, " --out "\"pass\": true")
+    simcuda_test_env(scenario.capacity_probe.${board})
+    simcuda_test_fleet(scenario.capacity_probe.${board} "[gpu];${probe_${board}}")
+  endforeach()
+  gpuprobe_run_test(scenario.capacity_probe.driver_keeps_more capacity_probe --rc 1
+    --out "\"predicted_allocatable\": false, " --out "\"pass\": false")
+  simcuda_test_env(scenario.capacity_probe.driver_keeps_more)
+  simcuda_test_fleet(scenario.capacity_probe.driver_keeps_more "[gpu];preset=L4;alloc_reserve=1GiB")
+endif()
 
 # gpuprobe-nfd's queries (tools/nfd) on a simulated node: which GPUs get a
 # context, memory or work, from the simulation's state and call log. The

@@ -504,8 +504,9 @@ static void test_device_capacity_fake_gpus(void **state)
     assert_true(cap.free_bytes == 70 * GiB);
     assert_true(cap.reserve_bytes == 600 * MiB);
     assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_MEASURED);
-    assert_true(cap.usable_bytes == 70 * GiB - 600 * MiB);
-    assert_true(cap.max_params == (70 * GiB - 600 * MiB) / 2);
+    /* less the allocation allowance: 80 GiB / 1024 */
+    assert_true(cap.usable_bytes == 70 * GiB - 600 * MiB - 80 * MiB);
+    assert_true(cap.max_params == (70 * GiB - 680 * MiB) / 2);
     assert_true(cap.usable_bytes < cap.total_bytes); /* never all of "total" */
     assert_string_equal(gpuprobe_last_error(ctx), "");
 
@@ -525,7 +526,8 @@ static void test_device_capacity_fake_gpus(void **state)
             assert_true(c2.free_bytes == 30 * GiB);
             assert_true(c2.reserve_bytes == GPUPROBE_DEFAULT_CONTEXT_RESERVE);
             assert_int_equal(c2.reserve_source, GPUPROBE_RESERVE_DEFAULT);
-            assert_true(c2.usable_bytes == 30 * GiB - GPUPROBE_DEFAULT_CONTEXT_RESERVE);
+            assert_true(c2.usable_bytes == /* less 40 GiB / 1024 */
+                        30 * GiB - GPUPROBE_DEFAULT_CONTEXT_RESERVE - 40 * MiB);
             uint64_t p = 0;
             assert_int_equal(gpuprobe_capacity_params(c2.usable_bytes,
                                                       (gpuprobe_dtype)dt,
@@ -637,6 +639,45 @@ static void test_device_capacity_cpu_simulated(void **state)
     assert_true(cap.max_params == p);
     gpuprobe_context_destroy(ctx);
     remove_sysroot();
+}
+
+/* What one allocation can get on a GPU (since 1.2): free less the reserve,
+ * rounded down to the driver's 2 MiB page, less 1/1024 of the total
+ * (rounded up to a page), at least 32 MiB; nothing below zero. The CPU
+ * keeps every byte. */
+static void test_device_capacity_alloc_room(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device devs[] = {
+        /* 8 GiB: the least allowance; free off the page by 1 MiB + 12345 */
+        {"Sim 8 GiB", 8, 9, 8 * GiB, 7 * GiB + MiB + 12345, 0},
+        /* an H200's total: 147,221,504 B / 1024 rounds up to 71 pages */
+        {"Sim H200", 9, 0, UINT64_C(150754820096), UINT64_C(150754820096), 0},
+        /* 64 GiB: exactly 64 MiB */
+        {"Sim 64 GiB", 9, 0, 64 * GiB, 40 * GiB, 0},
+        /* free above the reserve by less than the allowance: nothing */
+        {"Sim tight", 8, 0, 16 * GiB, 512 * MiB + 30 * MiB, 0},
+    };
+    static const gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "simulated", 4, devs};
+    static const uint64_t want[] = {
+        6 * GiB + 512 * MiB - 32 * MiB,
+        (UINT64_C(150754820096) - 512 * MiB) / (2 * MiB) * (2 * MiB) - 71 * 2 * MiB,
+        40 * GiB - 512 * MiB - 64 * MiB,
+        0,
+    };
+    gpuprobe_context *ctx = new_ctx(&fleet);
+    for (size_t i = 0; i < 4; i++) {
+        gpuprobe_capacity cap = GPUPROBE_CAPACITY_INIT;
+        assert_int_equal(gpuprobe_device_capacity(ctx, i + 1, GPUPROBE_DTYPE_INT8,
+                                                  GPUPROBE_WORKLOAD_WEIGHTS, 0, &cap),
+                         GPUPROBE_OK);
+        if (cap.usable_bytes != want[i])
+            fail_msg("%s: usable %llu, want %llu", devs[i].name,
+                     (unsigned long long)cap.usable_bytes, (unsigned long long)want[i]);
+        assert_int_equal(cap.usable_bytes % GPUPROBE_ALLOC_PAGE, 0);
+        assert_true(cap.max_params == cap.usable_bytes); /* int8: a byte each */
+    }
+    gpuprobe_context_destroy(ctx);
 }
 
 /* The CPU's memory cannot be read (no /proc/meminfo): the capacity query
@@ -777,8 +818,9 @@ static void test_device_capacity_context_held(void **state)
     assert_true(cap.free_bytes == 14 * GiB + 700 * MiB);
     assert_true(cap.reserve_bytes == 0);
     assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_CONTEXT_HELD);
-    assert_true(cap.usable_bytes == cap.free_bytes);
-    assert_true(cap.max_params == cap.free_bytes / 2);
+    /* held: no reserve, only the allowance (15 GiB / 1024 is below 32 MiB) */
+    assert_true(cap.usable_bytes == cap.free_bytes - GPUPROBE_ALLOC_ALLOWANCE_MIN);
+    assert_true(cap.max_params == cap.usable_bytes / 2);
 
     /* A fit requirement agrees: free / 2 parameters fit, one more does not,
      * and the refusal says no reserve was taken. */
@@ -820,6 +862,7 @@ int main(void)
         cmocka_unit_test(test_device_capacity_fake_gpus),
         cmocka_unit_test(test_device_capacity_cpu_simulated),
         cmocka_unit_test(test_device_capacity_memory_fails),
+        cmocka_unit_test(test_device_capacity_alloc_room),
         cmocka_unit_test(test_device_capacity_cpu_real),
         cmocka_unit_test(test_device_capacity_args),
         cmocka_unit_test(test_device_capacity_context_held),

@@ -969,13 +969,15 @@ static void test_plan_device(void **state)
         assert_int_equal(p.largest_batch >= 1, p.fits);
         gpuprobe_plan_options_destroy(d);
     }
-    /* by hand, the H200: 140 GiB free, nothing reserved, 1 GiB margin:
-     * (150,323,855,360 - 1,073,741,824 - 16,060,522,496 - 513,024)
-     * / 233,472 = 570,471 tokens */
+    /* by hand, the H200: 140 GiB free (a whole number of 2 MiB pages) less
+     * the allocation allowance (143 GiB / 1024 = 143 MiB, rounded up to
+     * 144), nothing reserved, 1 GiB margin:
+     * (150,172,860,416 - 1,073,741,824 - 16,060,522,496 - 513,024)
+     * / 233,472 = 569,824 tokens */
     gpuprobe_plan h = GPUPROBE_PLAN_INIT;
     assert_int_equal(gpuprobe_plan_device(ctx, 1, m, o, 0, &h), GPUPROBE_OK);
-    assert_true(h.available_bytes == 140 * GiB);
-    assert_true(h.largest_context == 570471);
+    assert_true(h.available_bytes == 140 * GiB - 144 * MiB);
+    assert_true(h.largest_context == 569824);
     /* the CPU: 64 GiB available */
     assert_int_equal(gpuprobe_plan_device(ctx, 0, m, o, 0, &h), GPUPROBE_OK);
     assert_true(h.available_bytes == 64 * GiB);
@@ -1093,8 +1095,8 @@ static void test_plan_gpus(void **state)
     gpuprobe_model_destroy(empty);
     fleet_done(ctx);
 
-    /* the GPU with most free memory is found wherever it is, and named when
-     * nothing fits */
+    /* the GPU with most room is found wherever it is, and named when
+     * nothing fits (its room: free less the 40 MiB allowance of 40 GiB) */
     static const gp_fake_cuda_device rising[] = {
         {"Sim A100 40GB", 8, 0, 40 * GiB, 24 * GiB, 0},
         {"Sim A100 40GB", 8, 0, 40 * GiB, 30 * GiB, 0},
@@ -1109,8 +1111,8 @@ static void test_plan_gpus(void **state)
     assert_int_equal(gpuprobe_plan_gpus(ctx, m, o, 0, &count, devs, 8), GPUPROBE_ERR_NO_FIT);
     assert_non_null(strstr(gpuprobe_last_error(ctx), "no number of the 3 CUDA devices"));
     char most[96];
-    snprintf(most, sizeof most, "the most free is %llu bytes (cuda:2)",
-             (unsigned long long)(36 * GiB));
+    snprintf(most, sizeof most, "the most room for allocations is %llu bytes (cuda:2)",
+             (unsigned long long)(36 * GiB - 40 * MiB));
     if (!strstr(gpuprobe_last_error(ctx), most))
         fail_msg("\"%s\" does not say \"%s\"", gpuprobe_last_error(ctx), most);
     fleet_done(ctx);
@@ -1172,37 +1174,44 @@ static void test_plan_gpus(void **state)
     gpuprobe_model_destroy(m);
 }
 
-/* A plan that needs exactly the free memory fits; one byte less free and
- * it does not. */
+/* A plan that needs exactly what allocations can get fits; one byte less
+ * free and it does not, as the free memory then holds one 2 MiB page
+ * less. (The margin makes the total a whole number of pages.) */
 static void test_plan_device_exact_fit(void **state)
 {
     (void)state;
     gpuprobe_model *m = model_of(&llama31_8b);
+    gpuprobe_plan_options *o = opts_new();
+    gpuprobe_plan p = plan_of(m, o);
+    uint64_t page = GPUPROBE_ALLOC_PAGE, allowance = 144 * MiB; /* 143 GiB / 1024, rounded up */
+    set(o, GPUPROBE_PLAN_MARGIN, (int64_t)(GiB + page - p.total_bytes % page));
     gp_fake_cuda_device dev[] = {{"Sim H200", 9, 0, 143 * GiB, 140 * GiB, 0}};
     gp_fake_cuda fleet = {GPUPROBE_CUDA_AVAILABLE, "simulated", 1, dev};
     gpuprobe_context *ctx = fleet_ctx(&fleet, 0x1);
-    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
-    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
-    assert_true(p.available_bytes == 140 * GiB);
+    p = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, o, 0, &p), GPUPROBE_OK);
+    assert_true(p.available_bytes == 140 * GiB - allowance);
     uint64_t need = p.total_bytes;
+    assert_int_equal(need % page, 0);
     fleet_done(ctx);
 
-    dev[0].free_bytes = need;
+    dev[0].free_bytes = need + allowance;
     ctx = fleet_ctx(&fleet, 0x1);
     p = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
-    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, o, 0, &p), GPUPROBE_OK);
     assert_true(p.total_bytes == need);
     assert_true(p.available_bytes == need);
     assert_int_equal(p.fits, 1);
     fleet_done(ctx);
 
-    dev[0].free_bytes = need - 1;
+    dev[0].free_bytes = need + allowance - 1;
     ctx = fleet_ctx(&fleet, 0x1);
     p = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
-    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, NULL, 0, &p), GPUPROBE_OK);
-    assert_true(p.available_bytes == need - 1);
+    assert_int_equal(gpuprobe_plan_device(ctx, 1, m, o, 0, &p), GPUPROBE_OK);
+    assert_true(p.available_bytes == need - page);
     assert_int_equal(p.fits, 0);
     fleet_done(ctx);
+    gpuprobe_plan_options_destroy(o);
     gpuprobe_model_destroy(m);
 }
 

@@ -321,6 +321,67 @@ static void test_requirements_fit(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A model as a requirement (1.2): its plan against each device (overhead
+ * and what allocations can get, per device) decides, and "auto" takes the
+ * GPU with the most room left after it, which need not be the one with
+ * the most free memory: cuda:0 has more free memory than cuda:1 but its
+ * measured CUDA context costs 2 GB. cuda:2 is skipped, with the figures.
+ * A 1.1-sized struct does not see the model; a bad model is refused
+ * before any device is looked at. */
+static void test_requirements_model(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device devs[] = {
+        {"Sim Free", 8, 0, 40 * GB, 30500000000, 2 * GB},
+        {"Sim Room", 8, 0, 40 * GB, 30 * GB, 0},
+        {"Sim Small", 8, 0, 8 * GB, 3 * GB, 0},
+    };
+    static const gp_fake_cuda three = {GPUPROBE_CUDA_AVAILABLE, "", 3, devs};
+    gpuprobe_context *ctx = new_ctx(&three);
+    gpuprobe_model *m = NULL;
+    assert_int_equal(gpuprobe_model_create(&m), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_PARAMS, 1000000000), GPUPROBE_OK);
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    assert_null(req.fit_model);
+    assert_null(req.fit_plan);
+    req.fit_model = m;
+    const char *why = NULL;
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 1);
+    assert_contains(why, "auto: cuda:1 (Sim Room) has the most room for the model (");
+    assert_contains(why, " left after the model's 4.0 GB) of 2 CUDA devices that hold it");
+    assert_contains(why, "; skipped cuda:2 (Sim Small): the model needs 4.0 GB > 3.0 GB available");
+    /* the room is the plan's: what allocations get less its total */
+    gpuprobe_plan p1 = GPUPROBE_PLAN_INIT;
+    assert_int_equal(gpuprobe_plan_device(ctx, 2, m, NULL, 0, &p1), GPUPROBE_OK);
+    char left[64];
+    snprintf(left, sizeof left, "(%.1f GB left",
+             (double)(p1.available_bytes - p1.total_bytes) / 1e9);
+    assert_contains(why, left);
+    /* cuda:2 named: refused with the figures */
+    const char *msg = expect_fail(ctx, "cuda:2", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:2 (Sim Small): the model needs 4.0 GB > 3.0 GB available");
+    /* a 1.1 caller's struct ends before the model: the most free memory */
+    req.size = offsetof(gpuprobe_requirements, fit_model);
+    assert_int_equal(pick(ctx, "auto", &req, 0, &why), 0);
+    req.size = sizeof req;
+    /* the model's own errors come first, whatever the devices */
+    gpuprobe_model *empty = NULL;
+    assert_int_equal(gpuprobe_model_create(&empty), GPUPROBE_OK);
+    req.fit_model = empty;
+    msg = expect_fail(ctx, "cuda:9", &req, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_contains(msg, "empty");
+    /* too large for anything, the CPU too */
+    assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_PARAMS, (int64_t)GPUPROBE_MAX_PARAMS),
+                     GPUPROBE_OK);
+    req.fit_model = m;
+    msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
+    assert_contains(msg, "cuda:0 (Sim Free): the model needs ");
+    assert_contains(msg, "cpu: the model needs ");
+    gpuprobe_model_destroy(empty);
+    gpuprobe_model_destroy(m);
+    gpuprobe_context_destroy(ctx);
+}
+
 static void test_nothing_fits(void **state)
 {
     (void)state;
@@ -1165,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_tie_lowest_ordinal),
         cmocka_unit_test(test_requirements_skip),
         cmocka_unit_test(test_requirements_fit),
+        cmocka_unit_test(test_requirements_model),
         cmocka_unit_test(test_nothing_fits),
         cmocka_unit_test(test_all_hidden),
         cmocka_unit_test(test_many_devices_bounded),

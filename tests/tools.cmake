@@ -263,6 +263,24 @@ if(TARGET gpuprobe-smi)
   gpuprobe_run_test(tools.fit.params_zero gpuprobe-fit --rc 2 --out-empty "--err=--params wants" -- --params 0)
   gpuprobe_run_test(tools.fit.too_many_params gpuprobe-fit --rc 2 "--err=--params" -- --params 2e15)
 
+  # gpuprobe-fit --model on this machine's CPU (every shipped config, text
+  # and JSON, against the library's plan), a fabricated Hugging Face hub
+  # cache, bad configs and values, the shipped list (tests/tools/fit_models.py).
+  foreach(case cpu hub errors list)
+    gpuprobe_fit_models_test(tools.fit.models_${case} ${case})
+  endforeach()
+  # (a small model, so that it fits the RAM of any test machine: exit status 0)
+  gpuprobe_run_test(tools.fit.model_text gpuprobe-fit --clean
+    --out "^Model: Qwen2\\.5-0\\.5B \\(shipped config: [^\n]*/share/gpuprobe/models/Qwen2\\.5-0\\.5B\\.json\\)\n"
+    --out "\nKV cache +[0-9.]+ MB\n" --out "\nBest device: cpu " -- --model Qwen2.5-0.5B --device cpu --context 4096)
+  gpuprobe_run_test(tools.fit.model_json gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
+    --json-eq model.params=494032768 --json-eq devices.0.plan.kv_cache_bytes=50331648
+    --json-eq workload.kv_bytes_per_token=12288 -- --model Qwen2.5-0.5B --device cpu --context 4096 --json)
+  gpuprobe_run_test(tools.fit.model_not_found gpuprobe-fit --rc 2 --out-empty
+    --err "^gpuprobe-fit: model No-Such-Model not found: no file or directory No-Such-Model\\x3b " -- --model No-Such-Model)
+  gpuprobe_run_test(tools.fit.list_models gpuprobe-fit --clean --out "\n  Llama-3\\.1-8B +8\\.0 B parameters, +131072 positions, bfloat16\n"
+    -- --list-models)
+
   # gpuprobe-nfd's feature files (tests/tools/nfd_file.py): format, labels,
   # documentation, atomic replacement under failures.
   foreach(case replace cpu_only stdout_is_the_file json expiry bench documented missing_dir
@@ -366,7 +384,8 @@ endif()
 # ---- the example programs ---------------------------------------------------
 if(TARGET smi)
   set(quick_matmul_bench --size 48)
-  foreach(e smi cuda_info select_device matmul_bench vram_capacity)
+  set(quick_model_fit --model Qwen2.5-0.5B --context 1024)
+  foreach(e smi cuda_info select_device matmul_bench vram_capacity model_fit)
     set(q ${quick_${e}})
     gpuprobe_run_test(example.${e}.help ${e} --out "^usage: ${e} " --err-empty -- --help)
     gpuprobe_run_test(example.${e}.version ${e} --out "^${e} \\(libgpuprobe\\) " -- --version)
@@ -381,6 +400,12 @@ if(TARGET smi)
     --out "cpu +[^\n]*: memory unknown" --err "memory query: .*meminfo unreadable")
   gpuprobe_run_test(example.vram_capacity.memory_failure vram_capacity ${fail_cap} --rc 1
     --err "cpu: capacity: .*meminfo unreadable")
+  # beyond the lesson: Llama-3.1-8B at 8192 tokens, here, and a model not found
+  gpuprobe_run_test(example.model_fit model_fit --clean
+    --out "^Qwen2\\.5-0\\.5B: 494\\.0 M parameters\\x3b 4096 tokens of KV cache take 50\\.3 MB\n  cpu +needs +[0-9.]+ GB of"
+    -- --model Qwen2.5-0.5B --context 4096)
+  gpuprobe_run_test(example.model_fit.not_found model_fit --rc 2 --out-empty --err "model nope not found"
+    -- --model nope)
 endif()
 
 # ---- gpuprobe-nfd on simulated nodes ------------------------------------------

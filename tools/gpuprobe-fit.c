@@ -1,31 +1,59 @@
 /*
- * gpuprobe-fit - the lesson's exercise 3, "estimate the largest model you
- * can fit (rule of thumb: 2 bytes per parameter for fp16)", for every
- * device, dtype and workload, against the memory that is really usable; or,
- * with --params, whether a given model fits and where. See gpuprobe-fit(1)
- * and docs/json.md.
+ * gpuprobe-fit - will this model fit? With --model, a model's own config
+ * (a config.json, a directory, a Hugging Face id in the local hub cache,
+ * or a shipped config; never the network) planned against every device:
+ * weights, KV cache, activations, runtime overhead and margin, with the
+ * largest context and batch that fit and the fewest GPUs (tools/fit/plan.c).
+ * Without it, the lesson's exercise 3, "estimate the largest model you can
+ * fit (rule of thumb: 2 bytes per parameter for fp16)", for every device,
+ * dtype and workload, against the memory that is really usable; or, with
+ * --params, whether a given model fits and where. See gpuprobe-fit(1) and
+ * docs/json.md.
  *
  * Rules (gpuprobe.h): weights = dtype size per parameter (the lesson's
  * rule); inference = weights x 1.2 (EleutherAI, "Transformer Math 101");
  * training = AdamW mixed precision, 16 bytes per parameter before
  * activations. A GPU's usable memory is its free memory minus the CUDA
- * context's cost (measured when possible, else a 512 MiB default); the
- * CPU's is the available RAM (cgroup-aware).
+ * context's cost (measured when possible, else a 512 MiB default), in whole
+ * 2 MiB pages less the driver's allowance; the CPU's is the available RAM
+ * (cgroup-aware).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #include "cli.h"
+#include "plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_PARAMS, OPT_DTYPE, OPT_WORKLOAD, OPT_JSON };
+enum {
+    OPT_MODEL, OPT_CONTEXT, OPT_BATCH, OPT_WEIGHTS_DTYPE, OPT_KV_DTYPE, OPT_WORKLOAD, OPT_GPUS,
+    OPT_DEVICE, OPT_MARGIN, OPT_MAX_CONTEXT, OPT_MAX_BATCH, OPT_LIST_MODELS, OPT_PARAMS, OPT_DTYPE,
+    OPT_JSON
+};
 
 static const cli_option options[] = {
+    [OPT_MODEL] = {"model", "M", "plan this model: a config.json, a directory, a Hugging Face id "
+                                 "(local cache only) or a shipped name", 0},
+    [OPT_CONTEXT] = CLI_OPTION_CONTEXT,
+    [OPT_BATCH] = CLI_OPTION_BATCH,
+    [OPT_WEIGHTS_DTYPE] = CLI_OPTION_WEIGHTS_DTYPE,
+    [OPT_KV_DTYPE] = CLI_OPTION_KV_DTYPE,
+    [OPT_WORKLOAD] = {"workload", "W", "inference (--model's default), training or weights; "
+                                       "without --model: only this workload", 0},
+    [OPT_GPUS] = {"gpus", "N|all", "with --model: split it over N GPUs (tensor parallel)", 0},
+    [OPT_DEVICE] = {"device", "SPEC", "only this device: cpu, cuda or cuda:N (default auto: every "
+                                      "device)", 0},
+    [OPT_MARGIN] = CLI_OPTION_MARGIN,
+    [OPT_MAX_CONTEXT] = {"max-context", NULL, "with --model: plan at the largest context that "
+                                              "fits the best device", 0},
+    [OPT_MAX_BATCH] = {"max-batch", NULL, "with --model: plan at the largest batch that fits "
+                                          "the best device", 0},
+    [OPT_LIST_MODELS] = {"list-models", NULL, "list the shipped model configs and where they are", 0},
     [OPT_PARAMS] = {"params", "N", "does an N-parameter model fit, and where (7e9 ok)", 0},
-    [OPT_DTYPE] = {"dtype", "D", "only this dtype (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", 0},
-    [OPT_WORKLOAD] = {"workload", "W", "only this workload (weights, inference, training)", 0},
+    [OPT_DTYPE] = {"dtype", "D", "only this dtype (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4); "
+                                 "with --model: --weights-dtype", 0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -48,9 +76,9 @@ static const char *const workload_title[] = {
 
 static const char *const json_key[] = {"max_params", "max_params_inference", "max_params_training"};
 
-/* The question: which dtypes and workloads, and the model (when given).
- * The model is a bare parameter count today; a model description (its
- * config, context length, batch, KV-cache dtype) would fill it in. */
+/* The lesson's question: which dtypes and workloads, and a model given by
+ * its parameter count (--params). A model described by its config is
+ * planned instead (--model, tools/fit/plan.c). */
 typedef struct question {
     gpuprobe_dtype dtypes[8];
     size_t n_dtypes;
@@ -66,16 +94,6 @@ typedef struct devinfo {
     char error[512];
     gpuprobe_capacity cap;
 } devinfo;
-
-static const char *reserve_name(uint32_t source)
-{
-    switch (source) {
-    case GPUPROBE_RESERVE_MEASURED: return "measured";
-    case GPUPROBE_RESERVE_DEFAULT: return "default";
-    case GPUPROBE_RESERVE_CONTEXT_HELD: return "context_held";
-    default: return "none";
-    }
-}
 
 /* Largest count for usable bytes; -1 no rule, 1 above 10^15, 0 ok. */
 static int max_params(uint64_t usable, gpuprobe_dtype d, gpuprobe_workload w, uint64_t *out)
@@ -109,15 +127,22 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
     cli_line("  memory: %s total, %s %s", a, b, d->kind == GPUPROBE_DEVICE_CPU ? "available" : "free");
     cli_bytes(a, sizeof a, cap->usable_bytes);
     cli_bytes(c, sizeof c, cap->reserve_bytes);
+    /* A GPU keeps back whatever is not in whole 2 MiB pages, and its
+     * driver's allowance: what one allocation cannot get. */
+    char k[32];
+    uint64_t kept = cap->free_bytes - cap->reserve_bytes - cap->usable_bytes;
+    cli_bytes(k, sizeof k, cap->free_bytes > cap->reserve_bytes ? kept : 0);
     if (cap->reserve_source == GPUPROBE_RESERVE_NONE)
         cli_line("  usable: %s (available RAM, cgroup-aware; nothing reserved)", a);
     else if (cap->reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
         cli_line("  usable: %s = %s free (read inside this process's CUDA context, "
-                 "which is already counted; nothing more reserved)", a, b);
+                 "which is already counted; nothing more reserved) - %s the driver keeps", a, b, k);
     else
-        cli_line("  usable: %s = %s free - %s for the CUDA context (%s)", a, b, c,
+        cli_line("  usable: %s = %s free - %s for the CUDA context (%s) - %s the driver keeps", a,
+                 b, c,
                  cap->reserve_source == GPUPROBE_RESERVE_MEASURED ? "measured on this device"
-                                                                  : "default reserve: nothing measured");
+                                                                  : "default reserve: nothing measured",
+                 k);
     for (size_t w = 0; w < N_WORKLOADS; w++) {
         if (!q->workload_on[w])
             continue;
@@ -190,7 +215,7 @@ static struct json_object *json_device(const question *q, const devinfo *d)
     cli_set_u64(o, "total_bytes", cap->total_bytes);
     cli_set_u64(o, "free_bytes", cap->free_bytes);
     cli_set_u64(o, "reserve_bytes", cap->reserve_bytes);
-    cli_set_str(o, "reserve_source", reserve_name(cap->reserve_source));
+    cli_set_str(o, "reserve_source", cli_reserve_name(cap->reserve_source));
     cli_set_u64(o, "usable_bytes", cap->usable_bytes);
     for (size_t w = 0; w < N_WORKLOADS; w++) {
         if (!q->workload_on[w])
@@ -244,55 +269,6 @@ static int print_json(const question *q, const devinfo *di, size_t n, int *fits_
     return cli_print_doc(doc);
 }
 
-/* ---- main ---- */
-
-static question q;
-static struct {
-    int dtype_given, workload_given;
-    gpuprobe_dtype dtype;
-    gpuprobe_workload workload;
-} args = {0, 0, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS};
-
-static int option(int opt, const char *v)
-{
-    if (opt == OPT_PARAMS) {
-        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q.params) != 0 || q.params == 0)
-            return cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)");
-        q.have_params = 1;
-    } else if (opt == OPT_DTYPE) {
-        if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
-            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
-        args.dtype_given = 1;
-    } else if (opt == OPT_WORKLOAD) {
-        if (cli_parse_workload(v, &args.workload) != 0)
-            return cli_bad_value(v, "--workload wants weights, inference or training");
-        args.workload_given = 1;
-    }
-    return CLI_EXIT_OK;
-}
-
-static int check(void)
-{
-    if (args.dtype_given) {
-        q.dtypes[0] = args.dtype;
-        q.n_dtypes = 1;
-    } else {
-        memcpy(q.dtypes, all_dtypes, sizeof all_dtypes);
-        q.n_dtypes = sizeof all_dtypes / sizeof all_dtypes[0];
-    }
-    int any_rule = 0;
-    for (size_t w = 0; w < N_WORKLOADS; w++) {
-        q.workload_on[w] = !args.workload_given || workloads[w] == args.workload;
-        for (size_t k = 0; q.workload_on[w] && k < q.n_dtypes; k++)
-            any_rule |= cli_have_rule(q.dtypes[k], workloads[w]);
-    }
-    if (!any_rule)
-        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
-                               args.workload_given ? gpuprobe_workload_name(args.workload) : "capacity",
-                               gpuprobe_dtype_name(args.dtype));
-    return CLI_EXIT_OK;
-}
-
 /* One capacity query per device, so that every figure uses the same
  * snapshot; the per-dtype answers come from capacity_params(). Returns 1
  * when a query failed (reported). */
@@ -313,17 +289,276 @@ static int query(gpuprobe_context *ctx, devinfo *d, size_t i)
     return 1;
 }
 
+/* ---- --list-models ---- */
+
+static int list_models(void)
+{
+    char dirs[3][CLI_MODEL_PATH_MAX];
+    const char *from[3];
+    size_t nd = cli_model_dirs(dirs, from, 3);
+    cli_model_entry *list = NULL;
+    long n = cli_model_list(&list);
+    if (n < 0)
+        return cli_fail(NULL, GPUPROBE_ERR_OUT_OF_MEMORY, "listing the shipped models");
+    struct json_object *doc = NULL, *models = NULL, *searched = NULL;
+    if (cli_json()) {
+        doc = cli_doc();
+        models = cli_arr();
+        searched = cli_arr();
+        for (size_t i = 0; i < nd; i++) {
+            struct json_object *d = cli_obj();
+            cli_set_str(d, "dir", dirs[i]);
+            cli_set_str(d, "from", from[i]);
+            cli_push(searched, d);
+        }
+    } else {
+        cli_line("Shipped model configs (gpuprobe-fit --model NAME), searched in:");
+        for (size_t i = 0; i < nd; i++)
+            cli_line("  %s (%s)", dirs[i], from[i]);
+        cli_endl();
+    }
+    int bad = 0;
+    for (long i = 0; i < n; i++) {
+        cli_model_config c;
+        char err[4700], count[32];
+        gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+        gpuprobe_status st = cli_model_load(list[i].path, &c, err, sizeof err);
+        if (st == GPUPROBE_OK && (st = gpuprobe_plan_compute(NULL, c.model, NULL, 0, &p)) != GPUPROBE_OK)
+            snprintf(err, sizeof err, "%s: %s", list[i].path, gpuprobe_status_string(st));
+        bad |= st != GPUPROBE_OK;
+        if (st != GPUPROBE_OK)
+            cli_err("%s", err);
+        cli_count(count, sizeof count, p.params);
+        if (models) {
+            struct json_object *m = cli_obj();
+            cli_set_str(m, "name", list[i].name);
+            cli_set_str(m, "config", list[i].path);
+            if (st == GPUPROBE_OK) {
+                cli_set_null(m, "error");
+                cli_set_u64(m, "params", p.params);
+                if (c.max_positions)
+                    cli_set_u64(m, "max_position_embeddings", c.max_positions);
+                else
+                    cli_set_null(m, "max_position_embeddings");
+                cli_set_str(m, "torch_dtype", c.torch_dtype[0] ? c.torch_dtype : NULL);
+            } else {
+                cli_set(m, "error", cli_error_obj(gpuprobe_status_name(st), err));
+            }
+            cli_push(models, m);
+        } else if (st == GPUPROBE_OK) {
+            cli_line("  %-22s %9s parameters, %7llu positions, %s", list[i].name, count,
+                     (unsigned long long)c.max_positions,
+                     c.torch_dtype[0] ? c.torch_dtype : "no torch_dtype");
+        } else {
+            cli_line("  %-22s unreadable (see the message above)", list[i].name);
+        }
+        if (st == GPUPROBE_OK)
+            cli_model_config_free(&c);
+    }
+    free(list);
+    int rc = CLI_EXIT_OK;
+    if (doc) {
+        cli_set(doc, "models", models);
+        cli_set(doc, "searched", searched);
+        rc = cli_print_doc(doc);
+    } else if (n == 0) {
+        cli_line("  (none)");
+    }
+    return rc == CLI_EXIT_OK && (bad || n == 0) ? CLI_EXIT_FAIL : rc;
+}
+
+/* ---- main ---- */
+
+static question q;
+static fit_question fq;
+static struct {
+    int dtype_given, workload_given, list, gpus_given;
+    gpuprobe_dtype dtype;
+    gpuprobe_workload workload;
+    const char *device;
+    cli_workload w;
+    unsigned model_only; /* bits: options that go with --model */
+} args = {0, 0, 0, 0, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, NULL, CLI_WORKLOAD_INIT, 0};
+
+static int option(int opt, const char *v)
+{
+    if (opt != OPT_WORKLOAD) { /* --workload also serves the lesson's rules */
+        int rc = cli_workload_option(&args.w, options[opt].name, v);
+        args.model_only |= rc != 1 ? 1u << opt : 0;
+        fq.context_given |= opt == OPT_CONTEXT;
+        if (rc != 1)
+            return rc;
+    }
+    uint64_t n = 0;
+    switch (opt) {
+    case OPT_MODEL:
+        fq.name = v;
+        break;
+    case OPT_GPUS:
+        args.model_only |= 1u << opt;
+        if (strcmp(v, "all") == 0)
+            fq.gpus_all = 1;
+        else if (cli_parse_count(v, 65536, &n) != 0 || n == 0)
+            return cli_bad_value(v, "--gpus wants a count from 1 to 65536, or all");
+        fq.gpus = (int64_t)n;
+        break;
+    case OPT_DEVICE:
+        args.device = v;
+        break;
+    case OPT_MAX_CONTEXT:
+    case OPT_MAX_BATCH:
+        args.model_only |= 1u << opt;
+        fq.solve = opt == OPT_MAX_CONTEXT ? FIT_SOLVE_CONTEXT : FIT_SOLVE_BATCH;
+        break;
+    case OPT_LIST_MODELS:
+        args.list = 1;
+        break;
+    case OPT_PARAMS:
+        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q.params) != 0 || q.params == 0)
+            return cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)");
+        q.have_params = 1;
+        break;
+    case OPT_DTYPE:
+        if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
+        args.dtype_given = 1;
+        break;
+    case OPT_WORKLOAD:
+        if (cli_parse_workload(v, &args.workload) != 0)
+            return cli_bad_value(v, "--workload wants weights, inference or training");
+        args.workload_given = 1;
+        args.w.workload = args.workload;
+        break;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* --model: the options that go with it, the config found and read, the
+ * workload. */
+static int check_model(void)
+{
+    if (args.model_only & (1u << OPT_MAX_CONTEXT) && args.model_only & (1u << OPT_MAX_BATCH))
+        return cli_usage_error("--max-context and --max-batch solve for one thing at a time");
+    if (fq.solve == FIT_SOLVE_CONTEXT && fq.context_given)
+        return cli_usage_error("--max-context finds the context: it does not go with --context");
+    if (fq.solve == FIT_SOLVE_BATCH && args.model_only & (1u << OPT_BATCH))
+        return cli_usage_error("--max-batch finds the batch: it does not go with --batch");
+    if (args.dtype_given && args.w.weights_dtype >= 0)
+        return cli_usage_error("--dtype and --weights-dtype say the same thing: give one");
+    if (args.dtype_given)
+        args.w.weights_dtype = args.dtype;
+    int rc = cli_model_open(fq.name, &fq.found, &fq.cfg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!fq.gpus)
+        fq.gpus = 1;
+    rc = cli_workload_options(&args.w, &fq.cfg, &fq.opts);
+    if (rc != CLI_EXIT_OK)
+        cli_model_config_free(&fq.cfg); /* the program ends here */
+    return rc;
+}
+
+static int check(void)
+{
+    if (args.list && (fq.name || q.have_params || args.model_only || args.dtype_given ||
+                      args.workload_given || args.device))
+        return cli_usage_error("--list-models takes no other option but --json");
+    if (fq.name && q.have_params)
+        return cli_usage_error("--model and --params ask two questions: give one");
+    if (!fq.name && args.model_only)
+        return cli_usage_error("--context, --batch, --weights-dtype, --kv-dtype, --gpus, --margin, "
+                               "--max-context and --max-batch go with --model");
+    if (fq.name)
+        return check_model();
+    if (args.dtype_given) {
+        q.dtypes[0] = args.dtype;
+        q.n_dtypes = 1;
+    } else {
+        memcpy(q.dtypes, all_dtypes, sizeof all_dtypes);
+        q.n_dtypes = sizeof all_dtypes / sizeof all_dtypes[0];
+    }
+    int any_rule = 0;
+    for (size_t w = 0; w < N_WORKLOADS; w++) {
+        q.workload_on[w] = !args.workload_given || workloads[w] == args.workload;
+        for (size_t k = 0; q.workload_on[w] && k < q.n_dtypes; k++)
+            any_rule |= cli_have_rule(q.dtypes[k], workloads[w]);
+    }
+    if (!any_rule)
+        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
+                               args.workload_given ? gpuprobe_workload_name(args.workload) : "capacity",
+                               gpuprobe_dtype_name(args.dtype));
+    return CLI_EXIT_OK;
+}
+
+/* The devices --device names (library indices), into list: auto (or
+ * none), every device; cuda, every CUDA device; cpu and cuda:N, that one,
+ * as gpuprobe_select() resolves it. Returns CLI_EXIT_OK, or the status
+ * after reporting (a malformed spec: 2). */
+static int pick_devices(gpuprobe_context *ctx, size_t *list, size_t *count, size_t *ncuda)
+{
+    size_t n = 0, dev = 0;
+    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
+    if (st != GPUPROBE_OK)
+        return cli_fail(ctx, st, "counting devices");
+    const char *spec = args.device && args.device[0] ? args.device : "auto";
+    int every = strcmp(spec, "auto") == 0, cuda = strcmp(spec, "cuda") == 0;
+    *count = *ncuda = 0;
+    for (size_t i = 0; i < n && *count < FIT_MAX_DEVICES; i++) {
+        int64_t kind = 0;
+        gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_KIND, &kind);
+        *ncuda += kind == GPUPROBE_DEVICE_CUDA;
+        if (every || (cuda && kind == GPUPROBE_DEVICE_CUDA))
+            list[(*count)++] = i;
+    }
+    if (every || (cuda && *count))
+        return CLI_EXIT_OK;
+    st = gpuprobe_select(ctx, spec, NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL);
+    if (st != GPUPROBE_OK) {
+        int rc = cli_fail(ctx, st, "--device %s", spec);
+        return st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc;
+    }
+    list[0] = dev;
+    *count = 1;
+    return CLI_EXIT_OK;
+}
+
+/* --model: --gpus all becomes the count of CUDA devices, then the plan. */
+static int run_model(gpuprobe_context *ctx, const size_t *list, size_t n, size_t ncuda)
+{
+    if (fq.gpus_all) {
+        size_t dev = 0;
+        gpuprobe_status st = gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL);
+        if (st != GPUPROBE_OK)
+            return cli_fail(ctx, st, "--gpus all");
+        fq.gpus = (int64_t)ncuda;
+    }
+    const char *spec = args.device && args.device[0] ? args.device : "auto";
+    fq.fewest = strcmp(spec, "auto") == 0 || strcmp(spec, "cuda") == 0;
+    return fit_plan_run(ctx, &fq, list, n);
+}
+
 static int run(gpuprobe_context *ctx)
 {
-    size_t n = 0;
-    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
-    devinfo *di = st == GPUPROBE_OK ? calloc(n, sizeof *di) : NULL;
+    if (args.list)
+        return list_models();
+    size_t list[FIT_MAX_DEVICES], n = 0, ncuda = 0;
+    int rc = pick_devices(ctx, list, &n, &ncuda);
+    if (fq.name) {
+        if (rc == CLI_EXIT_OK)
+            rc = run_model(ctx, list, n, ncuda);
+        gpuprobe_plan_options_destroy(fq.opts);
+        cli_model_config_free(&fq.cfg);
+        return rc;
+    }
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    devinfo *di = calloc(n ? n : 1, sizeof *di);
     if (!di)
-        return cli_fail(ctx, st == GPUPROBE_OK ? GPUPROBE_ERR_OUT_OF_MEMORY : st, "counting devices");
+        return cli_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "counting devices");
     int failed = 0;
     for (size_t i = 0; i < n; i++)
-        failed |= query(ctx, &di[i], i);
-    int fits_anywhere = 0, rc = CLI_EXIT_OK;
+        failed |= query(ctx, &di[i], list[i]);
+    int fits_anywhere = 0;
     if (cli_json())
         rc = print_json(&q, di, n, &fits_anywhere);
     else
@@ -336,10 +571,12 @@ static int run(gpuprobe_context *ctx)
 
 static const cli_command command = {
     "gpuprobe-fit",
-    "How large a model fits in each device's usable memory, per dtype and\n"
-    "workload; with --params, whether a given model fits and where.",
+    "Will this model fit? With --model, a model's config planned against every\n"
+    "device (weights, KV cache, activations, overhead, margin), with the largest\n"
+    "context and batch that fit and the fewest GPUs. Without it, how large a model\n"
+    "fits per dtype and workload; with --params, whether a model of that size fits.",
     options,
-    "with --params, the model fits nowhere; or a device query failed",
+    "with --model or --params, the model fits nowhere; or a device query failed",
     "See gpuprobe-fit(1).",
     option,
     check,

@@ -3,7 +3,8 @@
  *
  *     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
  *
- * with a reason for the choice, optional requirements, and the
+ * with a reason for the choice, optional requirements (a model among them:
+ * --model, the device where its plan leaves the most room), and the
  * GPUPROBE_DEVICE override. The GPUs are judged through NVML: choosing
  * creates no CUDA context (GPUPROBE_NVML=off makes the library read memory
  * through contexts instead, the way to compare the two). See
@@ -18,7 +19,8 @@
 
 enum {
     OPT_DEVICE, OPT_MIN_FREE, OPT_MIN_CC, OPT_FIT, OPT_DTYPE, OPT_WORKLOAD, OPT_MAX_UTIL,
-    OPT_NO_OTHER, OPT_JSON
+    OPT_NO_OTHER, OPT_MODEL, OPT_CONTEXT, OPT_BATCH, OPT_WEIGHTS_DTYPE, OPT_KV_DTYPE, OPT_MARGIN,
+    OPT_JSON
 };
 
 static const cli_option options[] = {
@@ -27,9 +29,17 @@ static const cli_option options[] = {
     [OPT_MIN_CC] = {"min-cc", "X.Y", "a CUDA device of at least this compute capability (never the CPU)", 0},
     [OPT_FIT] = {"fit", "PARAMS", "the device must hold this many parameters (7e9 ok)", 0},
     [OPT_DTYPE] = {"dtype", "D", "with --fit: fp32, fp64, tf32, fp16 (default), bf16, fp8, int8, int4", 0},
-    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training", 0},
+    [OPT_WORKLOAD] = {"workload", "W", "with --fit: weights (default), inference or training; "
+                                       "with --model: inference (default), training, weights", 0},
     [OPT_MAX_UTIL] = {"max-utilization", "PERCENT", "a GPU busy at most this much now (0-100; never the CPU)", 0},
     [OPT_NO_OTHER] = {"no-other-process", NULL, "a GPU on which no other process has a CUDA context (never the CPU)", 0},
+    [OPT_MODEL] = {"model", "M", "the device must hold this model (as gpuprobe-fit --model); the "
+                                 "most room left wins", 0},
+    [OPT_CONTEXT] = CLI_OPTION_CONTEXT,
+    [OPT_BATCH] = CLI_OPTION_BATCH,
+    [OPT_WEIGHTS_DTYPE] = CLI_OPTION_WEIGHTS_DTYPE,
+    [OPT_KV_DTYPE] = CLI_OPTION_KV_DTYPE,
+    [OPT_MARGIN] = CLI_OPTION_MARGIN,
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -39,11 +49,21 @@ static struct {
     gpuprobe_requirements req;
     gpuprobe_dtype dtype;
     gpuprobe_workload workload;
-    int have_req, have_fit_opts;
-} args = {"auto", GPUPROBE_REQUIREMENTS_INIT, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, 0};
+    int have_req, have_fit_opts, have_model_opts;
+    const char *model;      /* --model as given */
+    cli_model_found found;  /* where its config is */
+    cli_model_config cfg;   /* the config read */
+    cli_workload w;
+    gpuprobe_plan_options *plan;
+} args = {"auto", GPUPROBE_REQUIREMENTS_INIT, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS,
+          0, 0, 0, NULL, {{0}, 0}, {0}, CLI_WORKLOAD_INIT, NULL};
 
 static int option(int opt, const char *v)
 {
+    if (opt >= OPT_CONTEXT && opt <= OPT_MARGIN) {
+        args.have_model_opts = 1;
+        return cli_workload_option(&args.w, options[opt].name, v);
+    }
     gpuprobe_requirements *req = &args.req;
     int major = 0, minor = 0;
     uint64_t pct = 0;
@@ -77,7 +97,11 @@ static int option(int opt, const char *v)
         if (cli_parse_workload(v, &args.workload) != 0)
             return cli_bad_value(v, "--workload wants weights, inference or training");
         args.have_fit_opts = 1;
+        args.w.workload = args.workload;
         return CLI_EXIT_OK;
+    case OPT_MODEL:
+        args.model = v;
+        break;
     case OPT_MAX_UTIL:
         if (cli_parse_count(v, 100, &pct) != 0)
             return cli_bad_value(v, "--max-utilization wants a percent from 0 to 100");
@@ -91,7 +115,25 @@ static int option(int opt, const char *v)
     return CLI_EXIT_OK;
 }
 
-static int check(void)
+/* --model: the config found and read, the workload; the model becomes a
+ * requirement (ABI 1.2: fit_model, fit_plan). */
+static int check_model(void)
+{
+    int rc = cli_model_open(args.model, &args.found, &args.cfg);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_workload_options(&args.w, &args.cfg, &args.plan);
+    if (rc != CLI_EXIT_OK) {
+        cli_model_config_free(&args.cfg); /* the program ends here */
+        return rc;
+    }
+    args.req.fit_model = args.cfg.model;
+    args.req.fit_plan = args.plan;
+    return CLI_EXIT_OK;
+}
+
+/* --fit, --dtype, --workload. */
+static int check_fit(void)
 {
     if (args.have_fit_opts && args.req.fit_params == 0)
         return cli_usage_error("--dtype and --workload go with --fit");
@@ -101,6 +143,26 @@ static int check(void)
     args.req.fit_dtype = (int32_t)args.dtype;
     args.req.fit_workload = (int32_t)args.workload;
     return CLI_EXIT_OK;
+}
+
+static int check(void)
+{
+    if (args.have_model_opts && !args.model)
+        return cli_usage_error("--context, --batch, --weights-dtype, --kv-dtype and --margin go "
+                               "with --model");
+    if (args.model) {
+        int rc = check_model();
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        if (!args.req.fit_params) /* --workload was the model's */
+            args.have_fit_opts = 0;
+    }
+    int rc = check_fit();
+    if (rc != CLI_EXIT_OK) { /* the program ends here */
+        gpuprobe_plan_options_destroy(args.plan);
+        cli_model_config_free(&args.cfg);
+    }
+    return rc;
 }
 
 static int print(gpuprobe_context *ctx, size_t dev, const char *why)
@@ -114,6 +176,9 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
     gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
     const char *detail = "";
     gpuprobe_cuda_status(ctx, &cause, &detail);
+    gpuprobe_plan p = GPUPROBE_PLAN_INIT;
+    if (args.model && (st = gpuprobe_plan_device(ctx, dev, args.cfg.model, args.plan, 0, &p)) != GPUPROBE_OK)
+        return cli_fail(ctx, st, "planning %s on %s", args.model, dspec);
     if (cli_json()) {
         struct json_object *doc = cli_doc();
         cli_set_str(doc, "using", dspec);
@@ -121,15 +186,32 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
         cli_set_str(doc, "name", name);
         cli_set_str(doc, "choice_reason", why);
         cli_cuda_json(doc, cause, detail);
+        if (args.model) {
+            struct json_object *m = cli_obj();
+            cli_set_str(m, "name", args.model);
+            cli_set_str(m, "config", args.found.path);
+            cli_set_u64(m, "params", p.params);
+            cli_set(m, "plan", cli_plan_json(&p));
+            cli_set_u64(m, "available_bytes", p.available_bytes);
+            cli_set_u64(m, "headroom_bytes", p.available_bytes - p.total_bytes);
+            cli_set(doc, "model", m);
+        }
         return cli_print_doc(doc);
     }
     cli_line("Using: %s", dspec);
     cli_line("Device: %s", name);
     cli_line("Reason: %s", why);
+    if (args.model) {
+        char need[32], have[32];
+        cli_bytes(need, sizeof need, p.total_bytes);
+        cli_bytes(have, sizeof have, p.available_bytes);
+        cli_line("Model: %s needs %s of the %s available there (gpuprobe-fit --model for the "
+                 "breakdown)", args.model, need, have);
+    }
     return CLI_EXIT_OK;
 }
 
-static int run(gpuprobe_context *ctx)
+static int choose(gpuprobe_context *ctx)
 {
     size_t dev = 0;
     const char *reason = NULL;
@@ -146,10 +228,19 @@ static int run(gpuprobe_context *ctx)
     return print(ctx, dev, why);
 }
 
+static int run(gpuprobe_context *ctx)
+{
+    int rc = choose(ctx);
+    gpuprobe_plan_options_destroy(args.plan);
+    cli_model_config_free(&args.cfg);
+    return rc;
+}
+
 static const cli_command command = {
     "gpuprobe-select",
     "Choose the device a program should use (the best usable GPU, else the\n"
-    "CPU) and say why; with requirements, only a device that meets them.",
+    "CPU) and say why; with requirements, only a device that meets them; with\n"
+    "--model, the device where the model fits with the most room.",
     options,
     "no device meets the requirements, or CUDA was asked for and is not usable",
     "See gpuprobe-select(1).",

@@ -25,12 +25,13 @@ measures the memory it took:
         transient is given back (torch.cuda.empty_cache()) before the
         prefill.
 
-The plan comes from libgpuprobe through tests/bench/plan_model (pure
-arithmetic, no margin; overhead 0 on the CPU, the default CUDA context
-reserve on a GPU). A row passes when plan / measured is within the
-tolerance. The last line is "N passed, N failed".
+The plan comes from the installed command, gpuprobe-fit --model CONFIG
+--device cpu|cuda:0 --margin 0 --json: the device's column (overhead 0 on
+the CPU; on a GPU the CUDA context a program needs there, as the command
+counts it: measured, else the default reserve). A row passes when plan /
+measured is within the tolerance. The last line is "N passed, N failed".
 
-usage: fit_prefill.py --plan PLAN_MODEL --device cpu|cuda
+usage: fit_prefill.py --fit GPUPROBE_FIT --device cpu|cuda
                       --config CONFIG.json [--config ...] --batch B
                       --context N [N ...] [--dtype float32|bfloat16]
                       [--tolerance 0.15] [--json OUT.jsonl]
@@ -159,9 +160,27 @@ def child(args):
                           transformers=transformers.__version__, **extra)))
 
 
+def plan_of(args, cfg, wdtype, context):
+    """The device's plan from gpuprobe-fit --json, with the parameters."""
+    device = "cpu" if args.device == "cpu" else "cuda:0"
+    cmd = [args.fit, "--model", cfg, "--device", device, "--weights-dtype", wdtype,
+           "--context", str(context), "--batch", str(args.batch), "--margin", "0", "--json"]
+    run = subprocess.run(cmd, capture_output=True, text=True)  # 1: does not fit here
+    if run.returncode not in (0, 1):
+        raise SystemExit("%s: exit %d: %s" % (" ".join(cmd), run.returncode, run.stderr.strip()))
+    doc = json.loads(run.stdout)
+    col = doc["devices"][0]
+    if col.get("error"):
+        raise SystemExit("%s: %s" % (" ".join(cmd), col["error"]["message"]))
+    plan = dict(col["plan"])
+    plan.update(params=doc["model"]["params"], device=col["device"],
+                available_bytes=col["available_bytes"], command=" ".join(cmd))
+    return plan
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--plan", required=True, help="tests/bench/plan_model")
+    ap.add_argument("--fit", required=True, help="the gpuprobe-fit command")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--config", action="append", required=True)
     ap.add_argument("--batch", type=int, default=1)
@@ -185,13 +204,8 @@ def main():
     for cfg in args.config:
         name = os.path.basename(cfg).removesuffix(".json")
         for n in args.context:
-            plan_cmd = [args.plan, cfg, "--weights-dtype", wdtype, "--context", str(n),
-                        "--batch", str(args.batch), "--margin", "0"]
-            if args.device == "cpu":
-                plan_cmd += ["--overhead", "0"]
-            plan = json.loads(subprocess.run(plan_cmd, check=True, capture_output=True,
-                                             text=True).stdout)
-            cmd = [sys.executable, os.path.abspath(__file__), "--child", "--plan", args.plan,
+            plan = plan_of(args, cfg, wdtype, n)
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", "--fit", args.fit,
                    "--device", args.device, "--config", cfg, "--batch", str(args.batch),
                    "--context", str(n), "--dtype", args.dtype]
             env = dict(os.environ)

@@ -1,8 +1,9 @@
 /*
  * plan_model.c - the plan of a Hugging Face config.json under a workload, as
- * one JSON object: what the benchmark scripts (scripts/bench-fit, the fit
- * part of scripts/gpu-check) compare with a real run. Pure arithmetic
- * (gpuprobe_plan_compute()): no device is looked at.
+ * one JSON object: what the fit part of scripts/gpu-check compares with a
+ * real run, and what the fit tests compare gpuprobe-fit's figures with.
+ * Pure arithmetic (gpuprobe_plan_compute()): no device is looked at. The
+ * config is read by the commands' reader (tools/common/model.h).
  *
  * Usage: plan_model CONFIG.json [--workload weights|inference|training]
  *          [--weights-dtype D] [--kv-dtype D] [--context N] [--batch N]
@@ -22,7 +23,7 @@
 
 #include "cli.h"
 #include "gpuprobe.h"
-#include "model_config.h"
+#include "model.h"
 
 static const char *prog = "plan_model";
 
@@ -99,9 +100,9 @@ int main(int argc, char **argv)
             rc = usage("unknown argument", a);
         i++;
     }
-    gpuprobe_model *m = NULL;
+    cli_model_config cfg = {0};
     char err[600];
-    if (rc == CLI_EXIT_OK && ex_model_config_load(argv[1], &m, err, sizeof err) != GPUPROBE_OK) {
+    if (rc == CLI_EXIT_OK && cli_model_load(argv[1], &cfg, err, sizeof err) != GPUPROBE_OK) {
         fprintf(stderr, "%s: %s\n", prog, err);
         rc = CLI_EXIT_FAIL;
     }
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     gpuprobe_plan p = GPUPROBE_PLAN_INIT;
     gpuprobe_status st;
     if (rc == CLI_EXIT_OK && gpuprobe_context_create(&ctx, 0) == GPUPROBE_OK &&
-        (st = gpuprobe_plan_compute(ctx, m, o, 0, &p)) != GPUPROBE_OK) {
+        (st = gpuprobe_plan_compute(ctx, cfg.model, o, 0, &p)) != GPUPROBE_OK) {
         cli_report(ctx, st, "plan");
         rc = CLI_EXIT_FAIL;
     }
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
                (unsigned long long)p.total_bytes, p.flags);
     }
     gpuprobe_context_destroy(ctx);
-    gpuprobe_model_destroy(m);
+    cli_model_config_free(&cfg);
     gpuprobe_plan_options_destroy(o);
     return rc;
 }

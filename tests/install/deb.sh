@@ -73,6 +73,9 @@ if [ "$WITH_TOOLS" = 1 ]; then
         list "$tools" | grep -qx "/usr/bin/gpuprobe-$t" || die "gpuprobe-tools lacks gpuprobe-$t"
         list "$tools" | grep -qx "/usr/share/man/man1/gpuprobe-$t.1.gz" || die "gpuprobe-tools lacks gpuprobe-$t.1.gz"
     done
+    for m in Llama-3.1-8B Llama-3.1-70B Mistral-7B-v0.3 Mixtral-8x7B-v0.1 Qwen2.5-0.5B Qwen2.5-7B; do
+        list "$tools" | grep -qx "/usr/share/gpuprobe/models/$m.json" || die "gpuprobe-tools lacks the $m config"
+    done
     if list "$tools" | grep -E '/include/|libgpuprobe'; then die "gpuprobe-tools carries library files"; fi
 fi
 echo "ok: each package holds its own files only"
@@ -146,8 +149,15 @@ if [ "$WITH_TOOLS" = 1 ]; then
     grep -q '^gpuprobe.io/cuda.usable=' "$WORK_DIR/gpuprobe-labels" || die "gpuprobe-nfd wrote no labels"
     "$root/usr/bin/gpuprobe-smi" --json | python3 "$SOURCE_DIR/tests/tools/jsondoc.py" "$root/usr/share/doc/gpuprobe/json.md" \
         || die "gpuprobe-smi --json does not match the installed json.md"
+    # The shipped configs, found beside the unpacked command (<bin>/../share)
+    # (exit status 1 when it does not fit this machine's RAM: the answer, not a failure)
+    got=$({ env -u GPUPROBE_MODELS_DIR "$root/usr/bin/gpuprobe-fit" --model Llama-3.1-8B --device cpu --json \
+            || [ $? = 1 ]; } | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["model"]["config"], d["model"]["params"])') \
+        || die "gpuprobe-fit --model Llama-3.1-8B failed"
+    [ "$got" = "$root/usr/share/gpuprobe/models/Llama-3.1-8B.json 8030261248" ] \
+        || die "gpuprobe-fit --model Llama-3.1-8B read: $got"
     if command -v man >/dev/null; then
-        man -l "$root/usr/share/man/man1/gpuprobe-fit.1.gz" 2>&1 | grep -q "gpuprobe-fit - how large a model fits" \
+        man -l "$root/usr/share/man/man1/gpuprobe-fit.1.gz" 2>&1 | grep -q "gpuprobe-fit - will this model fit" \
             || die "the man page does not render"
     fi
 fi

@@ -134,7 +134,17 @@ if [ "$WITH_TOOLS" = 1 ]; then
         [ -f "$prefix/share/doc/gpuprobe/$f" ] || die "share/doc/gpuprobe/$f not installed"
     done
     env -u LD_LIBRARY_PATH "$prefix/bin/gpuprobe-info" || die "the installed gpuprobe-info failed"
-    echo "ok: bin/gpuprobe-{smi,info,select,bench,fit,nfd}, their man pages, json.md, kubernetes.md"
+    for f in "$SOURCE_DIR"/examples/models/*.json; do
+        cmp -s "$f" "$prefix/share/gpuprobe/models/$(basename "$f")" \
+            || die "share/gpuprobe/models/$(basename "$f") not installed"
+    done
+    # found beside the installed command (<bin>/../share/gpuprobe/models)
+    # (exit status 1 when it does not fit this machine's RAM: the answer, not a failure)
+    got=$({ env -u LD_LIBRARY_PATH -u GPUPROBE_MODELS_DIR "$prefix/bin/gpuprobe-fit" --model Llama-3.1-8B \
+              --device cpu --json || [ $? = 1 ]; } | python3 -c 'import json,sys; print(json.load(sys.stdin)["model"]["config"])') \
+        || die "the installed gpuprobe-fit --model Llama-3.1-8B failed"
+    [ "$got" = "$prefix/share/gpuprobe/models/Llama-3.1-8B.json" ] || die "gpuprobe-fit read $got"
+    echo "ok: bin/gpuprobe-{smi,info,select,bench,fit,nfd}, their man pages, json.md, kubernetes.md, the shipped model configs"
 fi
 
 step "pkg-config"

@@ -655,13 +655,20 @@ static size_t page_round(size_t n)
     return n > SIZE_MAX - pg ? 0 : (n + pg - 1) / pg * pg;
 }
 
+/* An allocation takes whole 2 MiB pages of device memory (the driver maps
+ * it so; it packs small allocations into shared pages, which is not
+ * simulated: each takes pages of its own), and succeeds only when they fit
+ * in the free memory less what the driver keeps back (alloc_reserve):
+ * cuMemGetInfo counts that as free, but no allocation gets it. */
 cudaError_t sim_dev_alloc(sim_ctx *ctx, size_t size, sim_tag tag, sim_alloc **out)
 {
     sim_unit *u = ctx->unit;
-    if (size > UINT64_MAX - 255)
+    if (size > UINT64_MAX - SIM_PAGE)
         return cudaErrorMemoryAllocation;
-    uint64_t charge = ((uint64_t)size + 255) & ~(uint64_t)255;
-    if (charge > sim_unit_free(u))
+    uint64_t charge = ((uint64_t)size + SIM_PAGE - 1) / SIM_PAGE * SIM_PAGE;
+    uint64_t room = sim_unit_free(u);
+    room = room > u->alloc_reserve ? room - u->alloc_reserve : 0;
+    if (charge > room)
         return cudaErrorMemoryAllocation;
     size_t map = page_round(size);
     if (map == 0)

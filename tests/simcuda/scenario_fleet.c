@@ -122,7 +122,11 @@ static void one_h200_probe(void **state)
      * reserved, at the default (nothing measured it). */
     assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_DEFAULT);
     assert_int_equal(cap.reserve_bytes, GPUPROBE_DEFAULT_CONTEXT_RESERVE);
-    assert_int_equal(cap.usable_bytes, H200_TOTAL - GPUPROBE_DEFAULT_CONTEXT_RESERVE);
+    /* ... in whole 2 MiB pages, less the allowance (total / 1024, rounded
+     * up to a page: 142 MiB) */
+    uint64_t allowance = 142 * MiB;
+    assert_int_equal(cap.usable_bytes,
+                     (H200_TOTAL - GPUPROBE_DEFAULT_CONTEXT_RESERVE) / (2 * MiB) * (2 * MiB) - allowance);
     simcuda_unit_state st = unit_state(0);
     assert_false(st.context_active);
     assert_int_equal(st.contexts_created, 0);
@@ -169,8 +173,8 @@ static void one_h200_probe(void **state)
     /* Read inside the context this process now holds: nothing more. */
     assert_int_equal(cap.reserve_source, GPUPROBE_RESERVE_CONTEXT_HELD);
     assert_int_equal(cap.reserve_bytes, 0);
-    assert_int_equal(cap.usable_bytes, H200_TOTAL - 500 * MiB);
-    assert_int_equal(cap.max_params, (H200_TOTAL - 500 * MiB) / 2);
+    assert_int_equal(cap.usable_bytes, (H200_TOTAL - 500 * MiB) / (2 * MiB) * (2 * MiB) - allowance);
+    assert_int_equal(cap.max_params, cap.usable_bytes / 2);
     assert_int_equal(simcuda_nvml_refs(), 0); /* never loaded */
     assert_int_equal(simcuda_log_count("nvmlInit_v2", SIMCUDA_ANY), 0);
     int64_t x = 0;

@@ -319,7 +319,7 @@ static void runtime_contexts(void **state)
     assert_true(st.context_active);
     assert_true(st.runtime_holds);
     assert_int_equal(st.context_refs, 1);
-    assert_int_equal(st.allocated_bytes, 1024); /* rounded to 256 */
+    assert_int_equal(st.allocated_bytes, 2 << 20); /* a whole 2 MiB page */
     assert_int_equal(cudaGetDevice(&dev), cudaSuccess);
     assert_int_equal(dev, 0);
     /* cudaSetDevice creates the primary context of the device at once. */
@@ -362,7 +362,7 @@ static void runtime_memory(void **state)
     assert_int_equal(f, UINT64_C(1) << 30);
     assert_int_equal(cudaMalloc(&d, 4096), cudaSuccess);
     assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
-    assert_int_equal(f, (UINT64_C(1) << 30) - 4096);
+    assert_int_equal(f, (UINT64_C(1) << 30) - (2 << 20)); /* a page */
     assert_int_equal(cudaMallocHost(&h, 4096), cudaSuccess);
     assert_int_equal(simcuda_pinned_count(), 1);
     unsigned char src[4096], back[4096];
@@ -388,6 +388,50 @@ static void runtime_memory(void **state)
     simcuda_unit_state st;
     assert_int_equal(simcuda_unit(0, &st), 0);
     assert_int_equal(st.allocations, 0);
+}
+
+/* Allocations take whole 2 MiB pages, and the driver keeps back part of
+ * the free memory (alloc_reserve; by default 1/2048 of the total in whole
+ * pages): the largest allocation is the free memory less that, in pages,
+ * while cudaMemGetInfo still counts it free. */
+static void runtime_pages_and_reserve(void **state)
+{
+    (void)state;
+    const size_t MiB2 = (size_t)1 << 21;
+    static const struct {
+        const char *conf;
+        size_t largest; /* free 7692 MiB less the reserve */
+    } cases[] = {
+        {"[gpu]\ntotal = 8GiB\ncontext_bytes = 500MiB\n", (size_t)7688 << 20},
+        {"[gpu]\ntotal = 8GiB\ncontext_bytes = 500MiB\nalloc_reserve = 0\n", (size_t)7692 << 20},
+        {"[gpu]\ntotal = 8GiB\ncontext_bytes = 500MiB\nalloc_reserve = 1GiB\n", (size_t)6668 << 20},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        configure(cases[i].conf);
+        void *d = NULL;
+        size_t f = 0, t = 0;
+        assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
+        assert_int_equal(f, (size_t)7692 << 20);
+        assert_int_equal(cudaMalloc(&d, cases[i].largest + 1), cudaErrorMemoryAllocation);
+        cudaGetLastError();
+        assert_int_equal(cudaMalloc(&d, cases[i].largest), cudaSuccess);
+        assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
+        assert_int_equal(f, ((size_t)7692 << 20) - cases[i].largest);
+        assert_int_equal(cudaFree(d), cudaSuccess);
+        /* one byte past a page takes the next page */
+        assert_int_equal(cudaMalloc(&d, cases[i].largest - MiB2 + 1), cudaSuccess);
+        assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
+        assert_int_equal(f, ((size_t)7692 << 20) - cases[i].largest);
+        assert_int_equal(cudaFree(d), cudaSuccess);
+    }
+    /* a page for a byte */
+    configure("[gpu]\ntotal = 8GiB\ncontext_bytes = 500MiB\n");
+    void *b = NULL;
+    size_t f = 0, t = 0;
+    assert_int_equal(cudaMalloc(&b, 1), cudaSuccess);
+    assert_int_equal(cudaMemGetInfo(&f, &t), cudaSuccess);
+    assert_int_equal(f, ((size_t)7692 << 20) - MiB2);
+    assert_int_equal(cudaFree(b), cudaSuccess);
 }
 
 /* A device pointer is not host memory: dereferencing it faults. */
@@ -966,15 +1010,15 @@ static void nvml_view(void **state)
     void *p;
     assert_int_equal(cudaMalloc(&p, 1000), cudaSuccess); /* ordinal 0 is the H200 */
     assert_int_equal(nvmlDeviceGetMemoryInfo(d, &m), NVML_SUCCESS);
-    assert_int_equal(m.used - used0, 300 * MiB + 1024);
+    assert_int_equal(m.used - used0, 300 * MiB + 2 * MiB);
     simcuda_unit_state st;
     int h200 = simcuda_unit_of_ordinal(0);
     assert_int_equal(simcuda_unit(h200, &st), 0);
-    assert_int_equal(st.bytes_allocated, 1024);
+    assert_int_equal(st.bytes_allocated, 2 * MiB);
     assert_int_equal(st.contexts_created, 1);
     assert_int_equal(cudaFree(p), cudaSuccess);
     assert_int_equal(simcuda_unit(h200, &st), 0);
-    assert_int_equal(st.bytes_allocated, 1024); /* a sum: freeing takes nothing off */
+    assert_int_equal(st.bytes_allocated, 2 * MiB); /* a sum: freeing takes nothing off */
     assert_int_equal(nvmlShutdown(), NVML_SUCCESS);
     assert_int_equal(nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
     /* MIG handles. */
@@ -1242,6 +1286,7 @@ int main(void)
         cmocka_unit_test_setup(primary_contexts, setup),
         cmocka_unit_test_setup(runtime_contexts, setup),
         cmocka_unit_test_setup(runtime_memory, setup),
+        cmocka_unit_test_setup(runtime_pages_and_reserve, setup),
         cmocka_unit_test_setup(device_pointer_faults_on_host, setup),
         cmocka_unit_test_setup(events_and_deferred, setup),
         cmocka_unit_test_setup(gemm_column_major, setup),

@@ -38,6 +38,9 @@
 #define SIM_PROC_COMPUTE 1
 #define SIM_PROC_GRAPHICS 2
 
+/* Device memory is handed out in pages of 2 MiB, as the driver maps it. */
+#define SIM_PAGE (UINT64_C(2) << 20)
+
 /* ---- NVML: declared from its documentation (the toolkit has no nvml.h) ---- */
 
 typedef int nvmlReturn_t;
@@ -98,7 +101,7 @@ struct sim_alloc {
     unsigned char *mem;
     size_t size;        /* as requested */
     size_t map_size;    /* of each mapping */
-    uint64_t charge;    /* device bytes it takes (rounded to 256) */
+    uint64_t charge;    /* device bytes it takes: whole 2 MiB pages */
     sim_ctx *ctx;       /* NULL: pinned host memory */
     sim_tag tag;
     /* Device: a number no other allocation or write ever had, renewed by
@@ -197,6 +200,7 @@ struct sim_unit {
     uint64_t free0;          /* free before this process did anything */
     uint64_t reserved;       /* NVML v2: reserved by the driver (not in total) */
     uint64_t ctx_bytes;      /* cost of a context, 0: the fleet's */
+    uint64_t alloc_reserve;  /* free memory no allocation can get (the driver's) */
     double tflops, copy_gbps;
     int parent;              /* -1: a GPU; else the GPU of this MIG instance */
     int nmig;                /* a GPU's MIG instances (MIG mode on when > 0) */

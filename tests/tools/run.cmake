@@ -87,3 +87,22 @@ function(gpuprobe_hostile_output_tests label)
       --json ${GPUPROBE_JSON_DOC} ${jhas} -- --json ${extra})
   endforeach()
 endfunction()
+
+# gpuprobe_fit_models_test(NAME CASE): tests/tools/fit_models.py CASE, the
+# model questions of gpuprobe-fit and gpuprobe-select held against the
+# library's plan (tests/bench/plan_model); no model directory, hub cache or
+# device of the caller's.
+function(gpuprobe_fit_models_test name case)
+  if(NOT GPUPROBE_PYTHON3 OR NOT TARGET gpuprobe-fit OR NOT TARGET plan_model)
+    add_test(NAME ${name} COMMAND sh -c "echo 'SKIP: python3, gpuprobe-fit and plan_model are needed'; exit 77")
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+    return()
+  endif()
+  add_test(NAME ${name} COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/fit_models.py
+    --fit $<TARGET_FILE:gpuprobe-fit> --select $<TARGET_FILE:gpuprobe-select>
+    --plan $<TARGET_FILE:plan_model> --models ${PROJECT_SOURCE_DIR}/examples/models
+    --docs ${GPUPROBE_JSON_DOC} ${case})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 240 SKIP_RETURN_CODE 77)
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "GPUPROBE_MODELS_DIR=unset:" "HF_HUB_CACHE=unset:" "HF_HOME=unset:" "GPUPROBE_DEVICE=unset:")
+endfunction()

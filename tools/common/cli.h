@@ -10,6 +10,8 @@
  *
  *   start.h    cli_main(): options, a context, the work, the end
  *   probe.h    the CUDA answer, a device as JSON
+ *   model.h    a model named on the command line: its config.json found
+ *              (path, hub cache, shipped) and read; the workload options
  *   args.h     the command, the option grammar, --help, --version
  *   report.h   failed calls and usage errors (stderr, JSON error document)
  *   json.h     JSON documents and --json
@@ -41,6 +43,7 @@
 #include "figures.h"
 #include "file.h"
 #include "json.h"
+#include "model.h"
 #include "probe.h"
 #include "report.h"
 #include "start.h"

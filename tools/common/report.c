@@ -97,6 +97,22 @@ int cli_usage_error(const char *fmt, ...)
     return usage_error(msg);
 }
 
+int cli_bad_input(const char *status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = cli_vformat(fmt, ap);
+    va_end(ap);
+    cli_err("%s", msg ? msg : status);
+    if (cli_json()) {
+        struct json_object *doc = cli_doc();
+        cli_set(doc, "error", cli_error_obj(status, msg ? msg : status));
+        cli_print_doc(doc);
+    }
+    free(msg);
+    return CLI_EXIT_USAGE;
+}
+
 const char *cli_echo(char *buf, size_t size, const char *arg)
 {
     size_t n = strlen(arg);

@@ -48,4 +48,10 @@ int cli_bad_value(const char *value, const char *fmt, ...) CLI_PRINTF(2, 3);
  * CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* A value on the command line that names nothing usable (a model that is
+ * not found, a config that is not a model's): "<prog>: <message>" on
+ * stderr and, in JSON mode, the error document with this status token
+ * ("not_found", "invalid_argument"). Returns CLI_EXIT_USAGE. */
+int cli_bad_input(const char *status, const char *fmt, ...) CLI_PRINTF(2, 3);
+
 #endif

@@ -1,17 +1,15 @@
 /*
- * model_config.c - a Hugging Face config.json into a gpuprobe_model
- * (see model_config.h). Strict JSON (json-c's strict mode: no trailing
- * commas or comments, nothing after the object), integers only where the library takes integers, every value
+ * model_config.c - a Hugging Face config.json into a gpuprobe_model, with
+ * its torch_dtype and max_position_embeddings (model.h). Strict JSON
+ * (json-c's strict mode: no trailing commas or comments, nothing after the
+ * object), integers only where the library takes integers, every value
  * checked against the library's bounds before it is set, and the whole
  * model checked by the library at the end, so that a bad config gives one
  * clear message and no model.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include "model_config.h"
+#include "model.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -65,8 +63,9 @@ static json_object *member(json_object *obj, const char *key)
 }
 
 typedef struct reader {
-    json_object *obj;
+    json_object *obj, *root; /* the language model's keys; the whole config */
     gpuprobe_model *model;
+    cli_model_config *out;
     char *err;
     size_t errsize;
 } reader;
@@ -111,6 +110,81 @@ static gpuprobe_status take_bool(reader *r, const char *key, int *value)
                     "\"%s\" must be true or false, not %s", key,
                     type_name(json_object_get_type(v)));
     *value = json_object_get_boolean(v) ? 1 : 0;
+    return GPUPROBE_OK;
+}
+
+int cli_torch_dtype(const char *name, gpuprobe_dtype *out)
+{
+    static const struct {
+        const char *name;
+        gpuprobe_dtype dtype;
+    } names[] = {
+        {"float32", GPUPROBE_DTYPE_FP32}, {"float", GPUPROBE_DTYPE_FP32},
+        {"fp32", GPUPROBE_DTYPE_FP32},    {"float64", GPUPROBE_DTYPE_FP64},
+        {"double", GPUPROBE_DTYPE_FP64},  {"float16", GPUPROBE_DTYPE_FP16},
+        {"half", GPUPROBE_DTYPE_FP16},    {"fp16", GPUPROBE_DTYPE_FP16},
+        {"bfloat16", GPUPROBE_DTYPE_BF16}, {"bf16", GPUPROBE_DTYPE_BF16},
+        {"int8", GPUPROBE_DTYPE_INT8},
+    };
+    if (!name)
+        return -1;
+    if (strncmp(name, "torch.", 6) == 0)
+        name += 6;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].dtype;
+            return 0;
+        }
+    }
+    if (strncmp(name, "float8_", 7) == 0) { /* float8_e4m3fn, float8_e5m2, ... */
+        *out = GPUPROBE_DTYPE_FP8;
+        return 0;
+    }
+    return -1;
+}
+
+/* torch_dtype (or dtype, as newer configs call it), at the top level or
+ * beside the language model's keys: a string, or absent. */
+static gpuprobe_status take_dtype(reader *r)
+{
+    static const char *const keys[] = {"torch_dtype", "dtype"};
+    json_object *v = NULL;
+    const char *key = keys[0];
+    for (size_t i = 0; !v && i < 2; i++) {
+        key = keys[i];
+        v = member(r->obj, key);
+        if (!v)
+            v = member(r->root, key);
+    }
+    if (!v)
+        return GPUPROBE_OK;
+    if (!json_object_is_type(v, json_type_string))
+        return fail(r->err, r->errsize, GPUPROBE_ERR_INVALID_ARGUMENT,
+                    "\"%s\" must be a string, not %s", key, type_name(json_object_get_type(v)));
+    const char *text = json_object_get_string(v);
+    snprintf(r->out->torch_dtype, sizeof r->out->torch_dtype, "%s", text);
+    r->out->have_dtype = cli_torch_dtype(text, &r->out->dtype) == 0;
+    return GPUPROBE_OK;
+}
+
+/* max_position_embeddings: absent, or a context the library takes. */
+static gpuprobe_status take_positions(reader *r)
+{
+    static const char key[] = "max_position_embeddings";
+    json_object *v = member(r->obj, key);
+    if (!v)
+        return GPUPROBE_OK;
+    int64_t lo = 0, hi = 0;
+    gpuprobe_plan_param_bounds(GPUPROBE_PLAN_CONTEXT, &lo, &hi);
+    if (!json_object_is_type(v, json_type_int))
+        return fail(r->err, r->errsize, GPUPROBE_ERR_INVALID_ARGUMENT,
+                    "\"%s\" must be an integer, not %s", key, type_name(json_object_get_type(v)));
+    int64_t x = json_object_get_int64(v);
+    if (x < 1 || x > hi)
+        return fail(r->err, r->errsize, GPUPROBE_ERR_INVALID_ARGUMENT,
+                    "\"%s\" is %s: out of range (1 to %" PRId64 ")", key,
+                    x == INT64_MAX ? "beyond 64 bits" : json_object_get_string(v), hi);
+    r->out->max_positions = (uint64_t)x;
     return GPUPROBE_OK;
 }
 
@@ -166,6 +240,8 @@ static gpuprobe_status read_model(reader *r)
         bias = 1; /* Qwen2 always has q, k and v biases */
     TAKE(take_bool(r, "attention_bias", &bias));
     TAKE(gpuprobe_model_set(r->model, GPUPROBE_MODEL_QKV_BIAS, bias));
+    TAKE(take_positions(r));
+    TAKE(take_dtype(r));
 #undef TAKE
 
     /* The library checks the whole: heads dividing the hidden size, KV
@@ -181,21 +257,20 @@ static gpuprobe_status read_model(reader *r)
     return st;
 }
 
-gpuprobe_status ex_model_config_parse(const char *text, size_t len,
-                                      gpuprobe_model **out, char *err,
-                                      size_t errsize)
+gpuprobe_status cli_model_parse(const char *text, size_t len, cli_model_config *out, char *err,
+                                size_t errsize)
 {
     if (err && errsize)
         err[0] = '\0';
     if (!out)
         return fail(err, errsize, GPUPROBE_ERR_INVALID_ARGUMENT, "no output");
-    *out = NULL;
+    memset(out, 0, sizeof *out);
     if (!text)
         return fail(err, errsize, GPUPROBE_ERR_INVALID_ARGUMENT, "no text");
-    if (len > EX_MODEL_CONFIG_MAX_BYTES)
+    if (len > CLI_MODEL_CONFIG_MAX_BYTES)
         return fail(err, errsize, GPUPROBE_ERR_INVALID_ARGUMENT,
                     "%zu bytes: larger than any model config (%u bytes at most)",
-                    len, EX_MODEL_CONFIG_MAX_BYTES);
+                    len, CLI_MODEL_CONFIG_MAX_BYTES);
     /* json-c wants the terminating NUL to know the input ends. */
     char *copy = malloc(len + 1);
     json_tokener *tok = json_tokener_new_ex(CONFIG_DEPTH);
@@ -231,35 +306,44 @@ gpuprobe_status ex_model_config_parse(const char *text, size_t len,
     if (st == GPUPROBE_OK && gpuprobe_model_create(&model) != GPUPROBE_OK)
         st = fail(err, errsize, GPUPROBE_ERR_OUT_OF_MEMORY, "out of memory");
     if (st == GPUPROBE_OK) {
-        reader r = {root, model, err, errsize};
+        reader r = {root, root, model, out, err, errsize};
         st = read_model(&r);
     }
     json_object_put(root);
     if (st != GPUPROBE_OK) {
         gpuprobe_model_destroy(model);
+        memset(out, 0, sizeof *out);
         return st;
     }
-    *out = model;
+    out->model = model;
     return GPUPROBE_OK;
 }
 
-gpuprobe_status ex_model_config_load(const char *path, gpuprobe_model **out,
-                                     char *err, size_t errsize)
+void cli_model_config_free(cli_model_config *c)
+{
+    if (c) {
+        gpuprobe_model_destroy(c->model);
+        c->model = NULL;
+    }
+}
+
+gpuprobe_status cli_model_load(const char *path, cli_model_config *out, char *err,
+                               size_t errsize)
 {
     if (err && errsize)
         err[0] = '\0';
     if (!out || !path)
         return fail(err, errsize, GPUPROBE_ERR_INVALID_ARGUMENT, "no path or output");
-    *out = NULL;
+    memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail(err, errsize, GPUPROBE_ERR_SYSTEM, "%s: %s", path, strerror(errno));
-    char *buf = malloc(EX_MODEL_CONFIG_MAX_BYTES + 1);
+    char *buf = malloc(CLI_MODEL_CONFIG_MAX_BYTES + 1);
     if (!buf) {
         fclose(f);
         return fail(err, errsize, GPUPROBE_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     }
-    size_t n = fread(buf, 1, EX_MODEL_CONFIG_MAX_BYTES + 1, f);
+    size_t n = fread(buf, 1, CLI_MODEL_CONFIG_MAX_BYTES + 1, f);
     int bad = ferror(f);
     int saved = errno;
     fclose(f);
@@ -267,12 +351,12 @@ gpuprobe_status ex_model_config_load(const char *path, gpuprobe_model **out,
     char inner[512] = "";
     if (bad)
         st = fail(inner, sizeof inner, GPUPROBE_ERR_SYSTEM, "%s", strerror(saved));
-    else if (n > EX_MODEL_CONFIG_MAX_BYTES)
+    else if (n > CLI_MODEL_CONFIG_MAX_BYTES)
         st = fail(inner, sizeof inner, GPUPROBE_ERR_INVALID_ARGUMENT,
                   "larger than any model config (%u bytes at most)",
-                  EX_MODEL_CONFIG_MAX_BYTES);
+                  CLI_MODEL_CONFIG_MAX_BYTES);
     else
-        st = ex_model_config_parse(buf, n, out, inner, sizeof inner);
+        st = cli_model_parse(buf, n, out, inner, sizeof inner);
     free(buf);
     if (st != GPUPROBE_OK)
         fail(err, errsize, st, "%s: %s", path, inner);

@@ -1,0 +1,533 @@
+/*
+ * plan.c - gpuprobe-fit --model (plan.h): the plan against each device,
+ * the best device, the largest context and batch, the fewest GPUs; text
+ * and JSON.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One device's column. */
+typedef struct column {
+    size_t index;
+    const char *spec, *name;
+    int kind;
+    gpuprobe_status st; /* of its plan */
+    char error[512];
+    gpuprobe_plan plan;
+} column;
+
+/* The fewest GPUs that hold the model (gpuprobe_plan_gpus()). */
+typedef struct fewest {
+    int asked;
+    gpuprobe_status st;
+    char error[512];
+    size_t count, devices[FIT_MAX_DEVICES];
+} fewest;
+
+/* Everything the output shows. */
+typedef struct answer {
+    gpuprobe_plan pure;     /* no device: parameters, the per-token figures */
+    column *col;
+    size_t n;
+    long best;              /* column of the best device; -1: none */
+    int failed;             /* a device's plan failed */
+    fewest few;
+    size_t room;            /* with --gpus N: GPUs with room for a share */
+    int64_t context, batch; /* the workload planned */
+} answer;
+
+static int64_t opt(const fit_question *q, gpuprobe_plan_param p)
+{
+    int64_t v = 0;
+    gpuprobe_plan_options_get(q->opts, p, &v);
+    return v;
+}
+
+/* ---- the plans -------------------------------------------------------------- */
+
+static int plan_columns(gpuprobe_context *ctx, const fit_question *q, answer *a)
+{
+    a->failed = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        column *c = &a->col[i];
+        c->plan = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
+        c->st = gpuprobe_plan_device(ctx, c->index, q->cfg.model, q->opts, 0, &c->plan);
+        if (c->st == GPUPROBE_OK)
+            continue;
+        snprintf(c->error, sizeof c->error, "%s", gpuprobe_last_error(ctx));
+        cli_report(ctx, c->st, "%s: plan", c->spec);
+        a->failed = 1;
+    }
+    return a->failed;
+}
+
+/* Room left after the plan (negative: what is missing), saturated. */
+static int64_t headroom(const gpuprobe_plan *p)
+{
+    uint64_t a = p->available_bytes, t = p->total_bytes;
+    if (a >= t)
+        return a - t > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(a - t);
+    return t - a > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)(t - a);
+}
+
+/* The device where the model fits with the most room, a GPU before the
+ * CPU (as device selection prefers one); if it fits nowhere, the one
+ * closest to fitting. Ties: the lower index. */
+static long best_column(const answer *a)
+{
+    long best = -1;
+    for (size_t i = 0; i < a->n; i++) {
+        const column *c = &a->col[i];
+        if (c->st != GPUPROBE_OK)
+            continue;
+        if (best < 0) {
+            best = (long)i;
+            continue;
+        }
+        const column *b = &a->col[best];
+        int cf = c->plan.fits != 0, bf = b->plan.fits != 0;
+        int cg = c->kind != GPUPROBE_DEVICE_CPU, bg = b->kind != GPUPROBE_DEVICE_CPU;
+        if (cf != bf ? cf > bf
+            : cf && cg != bg ? cg > bg
+                             : headroom(&c->plan) > headroom(&b->plan))
+            best = (long)i;
+    }
+    return best;
+}
+
+/* --max-context, --max-batch: the largest value that fits on the best
+ * device becomes the workload's, and every device is planned again. */
+static void solve(gpuprobe_context *ctx, fit_question *q, answer *a)
+{
+    if (q->solve == FIT_SOLVE_NONE || a->best < 0)
+        return;
+    const gpuprobe_plan *p = &a->col[a->best].plan;
+    uint64_t v = q->solve == FIT_SOLVE_CONTEXT ? p->largest_context : p->largest_batch;
+    if (v == 0)
+        return; /* not even one token (sequence) fits: the table says so */
+    gpuprobe_plan_options_set(q->opts, q->solve == FIT_SOLVE_CONTEXT ? GPUPROBE_PLAN_CONTEXT
+                                                                     : GPUPROBE_PLAN_BATCH,
+                              (int64_t)v);
+    plan_columns(ctx, q, a);
+    a->best = best_column(a);
+}
+
+static void ask_fewest(gpuprobe_context *ctx, const fit_question *q, fewest *f)
+{
+    f->asked = q->fewest;
+    if (!f->asked)
+        return;
+    f->st = gpuprobe_plan_gpus(ctx, q->cfg.model, q->opts, 0, &f->count, f->devices,
+                               FIT_MAX_DEVICES);
+    if (f->st != GPUPROBE_OK)
+        snprintf(f->error, sizeof f->error, "%s", gpuprobe_last_error(ctx));
+}
+
+/* With --gpus N: how many GPU columns have room for one share. */
+static size_t gpus_with_room(const answer *a)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++)
+        k += a->col[i].st == GPUPROBE_OK && a->col[i].kind != GPUPROBE_DEVICE_CPU &&
+             a->col[i].plan.fits;
+    return k;
+}
+
+static int fits(const fit_question *q, const answer *a)
+{
+    if (q->gpus > 1)
+        return a->room >= (size_t)q->gpus;
+    if (a->best >= 0 && a->col[a->best].plan.fits)
+        return 1;
+    return a->few.asked && a->few.st == GPUPROBE_OK;
+}
+
+static const char *spec_of(gpuprobe_context *ctx, size_t index)
+{
+    const char *s = "?";
+    gpuprobe_device_get_string(ctx, index, GPUPROBE_ATTR_SPEC, &s);
+    return s;
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+enum { ROW_LABEL = 16 };
+
+/* One table row: the label, then one cell per column, right-aligned to
+ * its width. cell() writes column i's text into buf. */
+static void row(const answer *a, const int *width, const char *label,
+                void (*cell)(const column *c, char *buf, size_t size))
+{
+    cli_put("%-*s", ROW_LABEL, label);
+    for (size_t i = 0; i < a->n; i++) {
+        char buf[48] = "?";
+        if (a->col[i].st == GPUPROBE_OK)
+            cell(&a->col[i], buf, sizeof buf);
+        cli_put("  %*s", width[i], buf);
+    }
+    cli_endl();
+}
+
+#define BYTES_CELL(fn, field)                                          \
+    static void fn(const column *c, char *buf, size_t size)            \
+    {                                                                  \
+        cli_bytes(buf, size, c->plan.field);                           \
+    }
+BYTES_CELL(cell_weights, weights_bytes)
+BYTES_CELL(cell_gradients, gradient_bytes)
+BYTES_CELL(cell_optimizer, optimizer_bytes)
+BYTES_CELL(cell_kv, kv_cache_bytes)
+BYTES_CELL(cell_activations, activation_bytes)
+BYTES_CELL(cell_overhead, overhead_bytes)
+BYTES_CELL(cell_margin, margin_bytes)
+BYTES_CELL(cell_total, total_bytes)
+BYTES_CELL(cell_available, available_bytes)
+
+static void cell_fits(const column *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", c->plan.fits ? "yes" : "no");
+}
+
+static void cell_headroom(const column *c, char *buf, size_t size)
+{
+    int64_t h = headroom(&c->plan);
+    char b[32];
+    cli_bytes(b, sizeof b, h < 0 ? (uint64_t)0 - (uint64_t)h : (uint64_t)h);
+    snprintf(buf, size, "%s%s", h < 0 ? "-" : "", b);
+}
+
+static void cell_context(const column *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%llu", (unsigned long long)c->plan.largest_context);
+}
+
+static void cell_batch(const column *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%llu", (unsigned long long)c->plan.largest_batch);
+}
+
+static void text_header(const fit_question *q, const answer *a)
+{
+    char n[32], kv[32];
+    const gpuprobe_plan *p = &a->pure;
+    cli_count(n, sizeof n, p->params);
+    cli_line("Model: %s (%s: %s)", q->name,
+             q->found.source == CLI_MODEL_SHIPPED ? "shipped config"
+             : q->found.source == CLI_MODEL_HUB   ? "Hugging Face cache"
+                                                  : "config",
+             q->found.path);
+    if (p->active_params != p->params) {
+        char act[32];
+        cli_count(act, sizeof act, p->active_params);
+        cli_line("  %s parameters (%llu), %s active per token", n, (unsigned long long)p->params,
+                 act);
+    } else {
+        cli_line("  %s parameters (%llu)", n, (unsigned long long)p->params);
+    }
+    gpuprobe_dtype wd = (gpuprobe_dtype)opt(q, GPUPROBE_PLAN_WEIGHTS_DTYPE);
+    cli_bytes(kv, sizeof kv, p->kv_bytes_per_token);
+    cli_line("  %s weights%s%s%s, %s KV cache (%s per token%s)", gpuprobe_dtype_name(wd),
+             q->cfg.torch_dtype[0] ? " (torch_dtype " : "", q->cfg.torch_dtype,
+             q->cfg.torch_dtype[0] ? ")" : "", gpuprobe_dtype_name(cli_kv_dtype(q->opts)), kv,
+             q->gpus > 1 ? " on each GPU" : "");
+    uint64_t maxpos = q->cfg.max_positions;
+    char positions[96] = "";
+    if (maxpos && (uint64_t)a->context > maxpos)
+        snprintf(positions, sizeof positions, " (beyond the model's %llu positions)",
+                 (unsigned long long)maxpos);
+    else if (maxpos && !q->context_given && q->solve != FIT_SOLVE_CONTEXT)
+        snprintf(positions, sizeof positions, " (the model allows %llu)",
+                 (unsigned long long)maxpos);
+    cli_line("Workload: %s, %lld sequence%s x %lld tokens%s%s",
+             gpuprobe_workload_name((gpuprobe_workload)opt(q, GPUPROBE_PLAN_WORKLOAD)),
+             (long long)a->batch, a->batch == 1 ? "" : "s", (long long)a->context, positions,
+             p->flags & GPUPROBE_PLAN_WINDOWED ? "; the sliding window caps the KV cache" : "");
+    if (q->gpus > 1)
+        cli_line("Split over %lld GPUs (tensor parallel): each GPU column is one GPU's share, "
+                 "the cpu column the whole model.", (long long)q->gpus);
+    cli_endl();
+}
+
+/* What the columns are: runs of devices of one name said once. */
+static void text_legend(const answer *a)
+{
+    int gpus = 0;
+    for (size_t i = 0; i < a->n;) {
+        size_t j = i + 1;
+        while (j < a->n && a->col[j].kind == a->col[i].kind &&
+               strcmp(a->col[j].name, a->col[i].name) == 0)
+            j++;
+        if (j - i > 1)
+            cli_line("  %s to %s: %s", a->col[i].spec, a->col[j - 1].spec, a->col[i].name);
+        else
+            cli_line("  %s: %s%s", a->col[i].spec, a->col[i].name,
+                     a->col[i].kind == GPUPROBE_DEVICE_CPU ? " (available: RAM, cgroup-aware)" : "");
+        gpus |= a->col[i].kind != GPUPROBE_DEVICE_CPU;
+        i = j;
+    }
+    if (gpus)
+        cli_line("  (a GPU's available: its free memory in whole 2 MiB pages, less what the "
+                 "driver keeps)");
+    for (size_t i = 0; i < a->n; i++)
+        if (a->col[i].st != GPUPROBE_OK)
+            cli_line("  %s: the plan failed: %s", a->col[i].spec, a->col[i].error);
+}
+
+static void text_table(const answer *a)
+{
+    int width[FIT_MAX_DEVICES];
+    int training = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        char buf[48];
+        int w = (int)strlen(a->col[i].spec);
+        cli_bytes(buf, sizeof buf, a->col[i].plan.available_bytes);
+        w = w > (int)strlen(buf) + 1 ? w : (int)strlen(buf) + 1;
+        width[i] = w < 9 ? 9 : w;
+        training |= a->col[i].plan.gradient_bytes != 0;
+    }
+    cli_put("%-*s", ROW_LABEL, "");
+    for (size_t i = 0; i < a->n; i++)
+        cli_put("  %*s", width[i], a->col[i].spec);
+    cli_endl();
+    row(a, width, "weights", cell_weights);
+    if (training) {
+        row(a, width, "gradients", cell_gradients);
+        row(a, width, "optimizer", cell_optimizer);
+    }
+    row(a, width, "KV cache", cell_kv);
+    row(a, width, "activations", cell_activations);
+    row(a, width, "overhead", cell_overhead);
+    row(a, width, "margin", cell_margin);
+    row(a, width, "total", cell_total);
+    row(a, width, "available", cell_available);
+    row(a, width, "fits", cell_fits);
+    row(a, width, "headroom", cell_headroom);
+    row(a, width, "largest context", cell_context);
+    row(a, width, "largest batch", cell_batch);
+    text_legend(a);
+    cli_endl();
+}
+
+static void text_best(const fit_question *q, const answer *a)
+{
+    if (a->best < 0) {
+        cli_line("Best device: none (no device could be planned).");
+        return;
+    }
+    const column *c = &a->col[a->best];
+    const gpuprobe_plan *p = &c->plan;
+    char h[32], need[32];
+    int64_t room = headroom(p);
+    cli_bytes(h, sizeof h, room < 0 ? (uint64_t)0 - (uint64_t)room : (uint64_t)room);
+    cli_bytes(need, sizeof need, p->total_bytes);
+    if (p->fits)
+        cli_line("Best device: %s (%s): fits, %s to spare.", c->spec, c->name, h);
+    else
+        cli_line("Best device: %s (%s): does not fit, %s short of the %s it needs.", c->spec,
+                 c->name, h, need);
+    if (p->largest_context)
+        cli_line("  Largest context there: %llu tokens (batch %lld).",
+                 (unsigned long long)p->largest_context, (long long)a->batch);
+    else
+        cli_line("  Largest context there: none, not even one token at batch %lld.",
+                 (long long)a->batch);
+    if (p->largest_batch)
+        cli_line("  Largest batch there: %llu sequences of %lld tokens.",
+                 (unsigned long long)p->largest_batch, (long long)a->context);
+    else
+        cli_line("  Largest batch there: none, not even one sequence of %lld tokens.",
+                 (long long)a->context);
+    (void)q;
+}
+
+static void text_gpus(gpuprobe_context *ctx, const fit_question *q, const answer *a)
+{
+    if (q->gpus > 1)
+        cli_line("On %lld GPUs: %zu have room for a share: %s.", (long long)q->gpus, a->room,
+                 a->room >= (size_t)q->gpus ? "fits" : "does not fit");
+    const fewest *f = &a->few;
+    if (!f->asked)
+        return;
+    if (f->st != GPUPROBE_OK) {
+        cli_line("Fewest GPUs: none (%s).", f->error);
+        return;
+    }
+    cli_put("Fewest GPUs: %zu (", f->count);
+    for (size_t i = 0; i < f->count && i < FIT_MAX_DEVICES; i++)
+        cli_put("%s%s", i ? ", " : "", spec_of(ctx, f->devices[i]));
+    cli_line(")%s.", f->count > 1 ? ", tensor parallel" : "");
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static struct json_object *json_model(const fit_question *q, const answer *a)
+{
+    struct json_object *m = cli_obj();
+    cli_set_str(m, "name", q->name);
+    cli_set_str(m, "source", cli_model_source_name(q->found.source));
+    cli_set_str(m, "config", q->found.path);
+    cli_set_u64(m, "params", a->pure.params);
+    cli_set_u64(m, "active_params", a->pure.active_params);
+    if (q->cfg.max_positions)
+        cli_set_u64(m, "max_position_embeddings", q->cfg.max_positions);
+    else
+        cli_set_null(m, "max_position_embeddings");
+    cli_set_str(m, "torch_dtype", q->cfg.torch_dtype[0] ? q->cfg.torch_dtype : NULL);
+    return m;
+}
+
+static struct json_object *json_workload(const fit_question *q, const answer *a)
+{
+    struct json_object *w = cli_obj();
+    cli_set_str(w, "workload",
+                gpuprobe_workload_name((gpuprobe_workload)opt(q, GPUPROBE_PLAN_WORKLOAD)));
+    cli_set_str(w, "weights_dtype",
+                gpuprobe_dtype_name((gpuprobe_dtype)opt(q, GPUPROBE_PLAN_WEIGHTS_DTYPE)));
+    cli_set_str(w, "kv_dtype", gpuprobe_dtype_name(cli_kv_dtype(q->opts)));
+    cli_set_i64(w, "context", a->context);
+    cli_set_i64(w, "batch", a->batch);
+    cli_set_i64(w, "gpus", q->gpus);
+    cli_set_i64(w, "margin_bytes", opt(q, GPUPROBE_PLAN_MARGIN));
+    cli_set_u64(w, "kv_bytes_per_token", a->pure.kv_bytes_per_token);
+    return w;
+}
+
+static struct json_object *json_column(const column *c)
+{
+    struct json_object *o = cli_obj();
+    cli_set_str(o, "device", c->spec);
+    cli_set_str(o, "name", c->name);
+    if (c->st != GPUPROBE_OK) {
+        cli_set(o, "error", cli_error_obj(gpuprobe_status_name(c->st), c->error));
+        return o;
+    }
+    cli_set_null(o, "error");
+    cli_set(o, "plan", cli_plan_json(&c->plan));
+    cli_set_u64(o, "available_bytes", c->plan.available_bytes);
+    cli_set_bool(o, "fits", c->plan.fits != 0);
+    cli_set_i64(o, "headroom_bytes", headroom(&c->plan));
+    cli_set_u64(o, "largest_context", c->plan.largest_context);
+    cli_set_u64(o, "largest_batch", c->plan.largest_batch);
+    return o;
+}
+
+static struct json_object *json_fewest(gpuprobe_context *ctx, const fewest *f)
+{
+    struct json_object *o = cli_obj();
+    struct json_object *list = cli_arr();
+    if (f->st == GPUPROBE_OK) {
+        cli_set_u64(o, "count", f->count);
+        for (size_t i = 0; i < f->count && i < FIT_MAX_DEVICES; i++)
+            cli_push(list, cli_string(spec_of(ctx, f->devices[i])));
+        cli_set_null(o, "error");
+    } else {
+        cli_set_null(o, "count");
+        cli_set(o, "error", cli_error_obj(gpuprobe_status_name(f->st), f->error));
+    }
+    cli_set(o, "devices", list);
+    return o;
+}
+
+static int print_json(gpuprobe_context *ctx, const fit_question *q, const answer *a)
+{
+    struct json_object *doc = cli_doc();
+    cli_set(doc, "model", json_model(q, a));
+    cli_set(doc, "workload", json_workload(q, a));
+    struct json_object *devs = cli_arr();
+    for (size_t i = 0; i < a->n; i++)
+        cli_push(devs, json_column(&a->col[i]));
+    cli_set(doc, "devices", devs);
+    const column *b = a->best >= 0 ? &a->col[a->best] : NULL;
+    cli_set_str(doc, "best_device", b ? b->spec : NULL);
+    if (b) {
+        cli_set_u64(doc, "largest_context", b->plan.largest_context);
+        cli_set_u64(doc, "largest_batch", b->plan.largest_batch);
+    } else {
+        cli_set_null(doc, "largest_context");
+        cli_set_null(doc, "largest_batch");
+    }
+    if (a->few.asked)
+        cli_set(doc, "fewest_gpus", json_fewest(ctx, &a->few));
+    else
+        cli_set_null(doc, "fewest_gpus");
+    if (q->gpus > 1)
+        cli_set_u64(doc, "gpus_with_room", a->room);
+    cli_set_bool(doc, "fits_anywhere", fits(q, a));
+    return cli_print_doc(doc);
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+/* The library refuses the question itself (heads that --gpus does not
+ * divide, a training rule missing): a usage error. Any other failure of
+ * the pure plan (a figure beyond 2^64 bytes) is the answer "no". */
+static int pure_plan(gpuprobe_context *ctx, fit_question *q, answer *a)
+{
+    a->pure = (gpuprobe_plan)GPUPROBE_PLAN_INIT;
+    gpuprobe_status st = gpuprobe_plan_compute(ctx, q->cfg.model, q->opts, 0, &a->pure);
+    if (st == GPUPROBE_ERR_INVALID_ARGUMENT || st == GPUPROBE_ERR_UNSUPPORTED) {
+        cli_fail(ctx, st, "planning %s", q->name);
+        return CLI_EXIT_USAGE;
+    }
+    if (st != GPUPROBE_OK)
+        return cli_fail(ctx, st, "planning %s", q->name);
+    return CLI_EXIT_OK;
+}
+
+static int setup_columns(gpuprobe_context *ctx, answer *a, const size_t *devices, size_t n)
+{
+    a->n = n;
+    a->col = calloc(n ? n : 1, sizeof *a->col);
+    if (!a->col)
+        return cli_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "planning");
+    for (size_t i = 0; i < n; i++) {
+        column *c = &a->col[i];
+        int64_t kind = 0;
+        c->index = devices[i];
+        c->spec = spec_of(ctx, devices[i]);
+        c->name = "?";
+        gpuprobe_device_get_string(ctx, devices[i], GPUPROBE_ATTR_NAME, &c->name);
+        gpuprobe_device_get_int(ctx, devices[i], GPUPROBE_ATTR_KIND, &kind);
+        c->kind = (int)kind;
+    }
+    return CLI_EXIT_OK;
+}
+
+int fit_plan_run(gpuprobe_context *ctx, fit_question *q, const size_t *devices, size_t n)
+{
+    answer a;
+    memset(&a, 0, sizeof a);
+    if (q->gpus > 1)
+        gpuprobe_plan_options_set(q->opts, GPUPROBE_PLAN_GPUS, q->gpus);
+    int rc = pure_plan(ctx, q, &a);
+    if (rc == CLI_EXIT_OK)
+        rc = setup_columns(ctx, &a, devices, n);
+    if (rc != CLI_EXIT_OK) {
+        free(a.col);
+        return rc;
+    }
+    plan_columns(ctx, q, &a);
+    a.best = best_column(&a);
+    solve(ctx, q, &a);
+    ask_fewest(ctx, q, &a.few);
+    a.room = gpus_with_room(&a);
+    a.context = opt(q, GPUPROBE_PLAN_CONTEXT);
+    a.batch = opt(q, GPUPROBE_PLAN_BATCH);
+    if (cli_json()) {
+        rc = print_json(ctx, q, &a);
+    } else {
+        text_header(q, &a);
+        text_table(&a);
+        text_best(q, &a);
+        text_gpus(ctx, q, &a);
+    }
+    if (rc == CLI_EXIT_OK && (a.failed || !fits(q, &a)))
+        rc = CLI_EXIT_FAIL;
+    free(a.col);
+    return rc;
+}
