@@ -159,6 +159,10 @@ simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)
 simcuda_test_env(scenario.matmul)
 
+simcuda_scenario(scenario_bandwidth gpuprobe)
+add_test(NAME scenario.bandwidth COMMAND scenario_bandwidth)
+simcuda_test_env(scenario.bandwidth)
+
 # Probing without touching: NVML's answers, the call log's proof.
 simcuda_scenario(scenario_nvml gpuprobe)
 add_test(NAME scenario.nvml COMMAND scenario_nvml)

@@ -36,7 +36,7 @@ enum { S_GLOBAL = 1, S_GPU = 2, S_MIG = 4 };
 typedef enum kind {
     K_STRING, K_BYTES, K_INT, K_MHZ, K_CC, K_DOUBLE, K_UUID, K_PCI, K_PRESET,
     K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAIL_LATE, K_FAULT_ASYNC,
-    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS
+    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS, K_DOT_BUG
 } kind;
 
 typedef struct key {
@@ -60,6 +60,7 @@ static const key keys[] = {
     {"context_bytes", S_GLOBAL, K_BYTES, G(ctx_bytes), 0},
     {"mode", S_GLOBAL, K_MODE, G(deferred), 0},
     {"gemm_bug", S_GLOBAL, K_BUG, G(gemm_bug), 0},
+    {"dot_bug", S_GLOBAL, K_DOT_BUG, G(dot_bug), 0},
     {"cublas_version", S_GLOBAL, K_INT, G(blas_version), 0},
     {"gemm_launch_ns", S_GLOBAL, K_INT, G(gemm_launch_ns), 0},
     {"fail", S_GLOBAL, K_FAIL, 0, 0},
@@ -490,6 +491,14 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
             cfg->gemm_bug = SIM_BUG_UNWRITTEN;
         else
             return fail(err, esize, line, "gemm_bug: '%s' (none, rowmajor, drop_last_k, unwritten)", v);
+        return 0;
+    case K_DOT_BUG:
+        if (strcmp(v, "none") == 0)
+            cfg->dot_bug = 0;
+        else if (strcmp(v, "half") == 0)
+            cfg->dot_bug = 1;
+        else
+            return fail(err, esize, line, "dot_bug: '%s' (none, half)", v);
         return 0;
     case K_PERCENT:
         if (parse_int(v, 0, 100, &x) != 0)

@@ -332,7 +332,7 @@ static sim_alloc *dot_vector(uintptr_t addr, int n, int inc, sim_ctx *ctx)
  * since? (Like the gemm's memo: repeated calls cost no host time.) */
 static int dot_memo(sim_ctx *ctx, const sim_dot *d, const sim_alloc *ax, const sim_alloc *ay)
 {
-    return ctx->dot_memo_valid && ctx->dot_memo.x == d->x && ctx->dot_memo.y == d->y &&
+    return ctx->dot_memo_valid && ctx->dot_memo_bug == sim.cfg.dot_bug && ctx->dot_memo.x == d->x && ctx->dot_memo.y == d->y &&
            ctx->dot_memo.n == d->n && ctx->dot_memo.incx == d->incx &&
            ctx->dot_memo.incy == d->incy && ctx->dot_memo_x == ax->version &&
            ctx->dot_memo_y == ay->version;
@@ -349,13 +349,14 @@ int sim_dot_exec(const sim_dot *d, sim_ctx *ctx)
         sum = ctx->dot_memo_value;
     } else if (d->n > 0) {
         const unsigned char *x = ax->mem + (d->x - ax->dev), *y = ay->mem + (d->y - ay->dev);
-        for (int i = 0; i < d->n; i++) {
+        for (int i = 0; i < (sim.cfg.dot_bug ? d->n / 2 : d->n); i++) {
             float a, b;
             memcpy(&a, dot_elem(x, d->n, d->incx, i), sizeof a);
             memcpy(&b, dot_elem(y, d->n, d->incy, i), sizeof b);
             sum += (double)a * (double)b;
         }
         ctx->dot_memo_valid = 1;
+        ctx->dot_memo_bug = sim.cfg.dot_bug;
         ctx->dot_memo = *d;
         ctx->dot_memo_x = ax->version;
         ctx->dot_memo_y = ay->version;

@@ -191,7 +191,7 @@ struct sim_ctx {
     sim_gemm memo;
     uint64_t memo_a, memo_b, memo_c;
     /* The same for the last dot product: its operands' versions and value. */
-    int dot_memo_valid;
+    int dot_memo_valid, dot_memo_bug;
     sim_dot dot_memo;
     uint64_t dot_memo_x, dot_memo_y;
     float dot_memo_value;
@@ -258,6 +258,7 @@ typedef struct sim_config {
     uint64_t ctx_bytes;      /* default context cost */
     int deferred;
     int gemm_bug;
+    int dot_bug;             /* cublasSdot sums only the first half of the products */
     int blas_version;        /* what cublasGetVersion reports; 0: the library's own */
     int gemm_launch_ns;      /* the fixed cost of a gemm, 5000 */
     sim_unit units[SIM_MAX_UNITS];
