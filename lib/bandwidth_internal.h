@@ -165,6 +165,11 @@ typedef struct gp_bw_backend {
     gpuprobe_status (*release)(gpuprobe_context *ctx, void *state, gpuprobe_status st);
 } gp_bw_backend;
 
+/* Test seam (unit tests only): when set, the CPU backend calls it on its
+ * three arrays (n doubles each) after the passes, before it checks them,
+ * so a test can prove that a wrong element is caught. NULL in normal use. */
+extern void (*gp_test_bw_corrupt)(double *a, double *b, double *c, size_t n);
+
 /* cpu_bandwidth.c: read, copy, triad on the host's memory. */
 extern const gp_bw_backend gp_cpu_bw_backend;
 /* cuda_bandwidth.c: read, copy and the four host transfers on a CUDA

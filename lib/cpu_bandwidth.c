@@ -38,6 +38,8 @@
 
 enum { CMD_INIT, CMD_PASS, CMD_CHECK, CMD_STOP };
 
+void (*gp_test_bw_corrupt)(double *a, double *b, double *c, size_t n);
+
 struct cpu_bw;
 
 typedef struct bw_worker {
@@ -371,6 +373,8 @@ static gpuprobe_status cpu_finish(gpuprobe_context *ctx, void *state, gp_bw_job 
 {
     cpu_bw *r = state;
     (void)job;
+    if (gp_test_bw_corrupt)
+        gp_test_bw_corrupt(r->a, r->b, r->c, r->n);
     command(r, CMD_CHECK, GPUPROBE_BANDWIDTH_TEST_READ, 0);
     size_t bad = 0;
     for (size_t i = 0; i < r->nthreads; i++)
