@@ -209,6 +209,27 @@ static void bad_input(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A CUDA device that is only simulated by the test seam (or a build
+ * without CUDA) measures nothing: CUDA_UNAVAILABLE, said why; the CPU's
+ * triad is refused there first. */
+static void simulated_gpu(void **state)
+{
+    (void)state;
+    static const gp_fake_cuda_device dev[] = {{"Sim GPU", 9, 0, 80 * ((int64_t)1 << 30), 70 * ((int64_t)1 << 30), 0}};
+    static const gp_fake_cuda fake = {GPUPROBE_CUDA_AVAILABLE, "simulated", 1, dev};
+    gpuprobe_context *ctx = new_ctx();
+    gp_test_set_cuda(ctx, &fake);
+    gpuprobe_bandwidth_result *r = NULL;
+    assert_int_equal(gpuprobe_bandwidth_run(ctx, 1, NULL, 0, &r), GPUPROBE_ERR_CUDA_UNAVAILABLE);
+    assert_null(r);
+    assert_true(gpuprobe_last_error(ctx)[0] != '\0');
+    gpuprobe_bandwidth_options *o = opts(0, 1, 1u << GPUPROBE_BANDWIDTH_TEST_TRIAD);
+    assert_int_equal(gpuprobe_bandwidth_run(ctx, 1, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
+    assert_contains(gpuprobe_last_error(ctx), "triad is not measured on cuda:0 (the CPU has it)");
+    gpuprobe_bandwidth_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+}
+
 /* ---- what a run reports ----------------------------------------------------- */
 
 /* STREAM's bytes: read once, copy twice, triad three times the array; the
@@ -719,6 +740,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options),
         cmocka_unit_test(bad_input),
+        cmocka_unit_test(simulated_gpu),
         cmocka_unit_test(byte_counting),
         cmocka_unit_test(thread_placement),
         cmocka_unit_test(check_catches_a_wrong_element),
