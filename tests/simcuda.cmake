@@ -273,6 +273,10 @@ simcuda_program(driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gp
 # requirement nothing meets is said once (the status text is not repeated).
 # Selection reads NVML: no context, no device memory (auto, cuda, cuda:N and
 # the requirements alike).
+# An empty GPUPROBE_DEVICE is the same as unset: --device cpu stands (1.1
+# took it for "auto" and chose the H200).
+simcuda_program(env_device_empty "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty
+  --env GPUPROBE_DEVICE= --out "^Using: cpu\n" --no-out "GPUPROBE_DEVICE" -- --device cpu)
 simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
   --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.8 GB\\) of 2 CUDA devices\n$")
 simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty

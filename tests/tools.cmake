@@ -60,7 +60,7 @@ if(TARGET gpuprobe-smi)
     gpuprobe_run_test(tools.${t}.text ${cmd} --clean --err-empty -- ${q})
     gpuprobe_run_test(tools.${t}.json ${cmd} --json ${GPUPROBE_JSON_DOC} --err-empty -- --json ${q})
     gpuprobe_run_test(tools.${t}.help ${cmd} --out "^usage: ${cmd} " --out "Exit status: 0 "
-      "--out=  --version " --err-empty -- --help)
+      "--out=  --version, -V " --err-empty -- --help)
     gpuprobe_run_test(tools.${t}.version ${cmd} --out "^${cmd} \\(libgpuprobe\\) ${PROJECT_VERSION}\n$"
       --err-empty -- --version)
     gpuprobe_run_test(tools.${t}.bad_option ${cmd} --rc 2 --out-empty
@@ -82,6 +82,25 @@ if(TARGET gpuprobe-smi)
     gpuprobe_run_test(tools.${t}.broken_pipe ${cmd} --rc sigpipe --stdout epipe --err-empty -- ${q})
     gpuprobe_run_test(tools.${t}.broken_pipe_ignored ${cmd} --rc 1 --stdout epipe-ignored
       --err "^${cmd}: write error: Broken pipe\n$" -- ${q})
+    # One input rule for every command: -V, arguments echoed cut, the
+    # library's GPUPROBE_* variables (empty is unset; a value the library
+    # does not take is a usage error naming the variable).
+    gpuprobe_run_test(tools.${t}.version_short ${cmd} --out "^${cmd} \\(libgpuprobe\\) ${PROJECT_VERSION}\n$"
+      --err-empty -- -V)
+    gpuprobe_run_test(tools.${t}.long_argument ${cmd} --rc 2 --out-empty --err-max-line 120
+      --err "unexpected argument 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\.\\.\\.'" -- {x*100000})
+    gpuprobe_run_test(tools.${t}.long_option ${cmd} --rc 2 --out-empty --err-max-line 120
+      --err "unknown option '--yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\\.\\.\\.'" -- --{y*100000})
+    foreach(var CUDA NVML)
+      gpuprobe_run_test(tools.${t}.env_${var}_unknown ${cmd} --rc 2 --out-empty --env GPUPROBE_${var}=maybe
+        --err "^${cmd}: GPUPROBE_${var}=\"maybe\" is neither on .* nor off " -- ${q})
+      gpuprobe_run_test(tools.${t}.env_${var}_unknown_json ${cmd} --rc 2 --env GPUPROBE_${var}=maybe
+        --json ${GPUPROBE_JSON_DOC} --json-has "error.status=usage" --json-has "error.message=GPUPROBE_${var}"
+        -- --json ${q})
+      gpuprobe_run_test(tools.${t}.env_${var}_empty ${cmd} --clean --err-empty --env GPUPROBE_${var}= -- ${q})
+    endforeach()
+    gpuprobe_run_test(tools.${t}.env_DEVICE_bogus ${cmd} --rc 2 --out-empty --env GPUPROBE_DEVICE=bogus
+      --err "^${cmd}: GPUPROBE_DEVICE: .*\"bogus\"" -- ${q})
   endforeach()
 
   # Hostile bytes through the loader: GPUPROBE_CUDA_LIBDIR is echoed back in
@@ -156,6 +175,20 @@ if(TARGET gpuprobe-smi)
     --err "no device meets the requirements: " --no-err "requirements: no device meets"
     --err "cpu: " -- --min-free 1e18)
   gpuprobe_run_test(tools.select.bad_min_free gpuprobe-select --rc 2 "--err=--min-free" -- --min-free lots)
+  # Sizes with units, decimal and binary; 0 where it means nothing.
+  foreach(size 1GB 1GiB 1e9 1.5gib 1000000000 512MiB)
+    gpuprobe_run_test(tools.select.min_free_${size} gpuprobe-select --out "^Using: cpu\n"
+      -- --min-free ${size} --device cpu)
+  endforeach()
+  foreach(size 20XB 1.5B 1e9.5 GB -1GB 2e)
+    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${size}")
+    gpuprobe_run_test(tools.select.bad_min_free_${n} gpuprobe-select --rc 2 --out-empty
+      --err "--min-free wants a size in bytes \\(20GB, 20GiB, 2e10\\), not '${size}'" -- --min-free=${size})
+  endforeach()
+  gpuprobe_run_test(tools.select.fit_zero gpuprobe-select --rc 2 --out-empty "--err=--fit wants" -- --fit 0)
+  # An empty GPUPROBE_DEVICE is unset: the program's spec stands.
+  gpuprobe_run_test(tools.select.env_device_empty gpuprobe-select --env GPUPROBE_DEVICE=
+    --out "^Using: cpu\n" --no-out "GPUPROBE_DEVICE" -- --device cpu)
   # --min-cc asks for a CUDA device whatever the value: below 1.0 too.
   gpuprobe_run_test(tools.select.min_cc_below_one gpuprobe-select --rc 1 --err "not a CUDA device"
     --out-empty -- --min-cc 0.5)
@@ -204,12 +237,15 @@ if(TARGET gpuprobe-smi)
   gpuprobe_run_test(tools.fit.no_rule gpuprobe-fit --rc 2 --err "no training rule for int4"
     -- --dtype int4 --workload training)
   gpuprobe_run_test(tools.fit.bad_params gpuprobe-fit --rc 2 "--err=--params" -- --params seven)
+  gpuprobe_run_test(tools.fit.params_zero gpuprobe-fit --rc 2 --out-empty "--err=--params wants" -- --params 0)
   gpuprobe_run_test(tools.fit.too_many_params gpuprobe-fit --rc 2 "--err=--params" -- --params 2e15)
 
   # gpuprobe-nfd's feature files (tests/tools/nfd_file.py): format, labels,
   # documentation, atomic replacement under failures.
   foreach(case replace cpu_only stdout_is_the_file json expiry bench documented missing_dir
-          unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails)
+          unwritable_dir full_disk_shim fsync_fails rename_fails full_tmpfs probe_fails bench_fails
+          char_device fifo socket directory symlink_to_file symlink_chain dangling_symlink symlink_loop
+          symlinked_directory)
     add_test(NAME tools.nfd.file_${case}
       COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/nfd_file.py
         --nfd $<TARGET_FILE:gpuprobe-nfd> --check $<TARGET_FILE:nfd_check> --shim ${GPUPROBE_SHIM}

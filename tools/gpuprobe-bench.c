@@ -26,15 +26,6 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 
-static const cli_command command = {
-    "gpuprobe-bench",
-    "Time an N x N matrix multiplication on the CPU and the best GPU (the\n"
-    "lesson's benchmark): warm-up, median of timed runs, results verified.",
-    options,
-    "a run failed or its result did not verify, or --device names no usable device",
-    "See gpuprobe-bench(1).",
-};
-
 typedef struct rec {
     char spec[32];
     gpuprobe_dtype dtype;
@@ -220,147 +211,165 @@ static struct json_object *rec_json(const rec *x)
 
 /* ---- main ---- */
 
-static int parse_args(int argc, char **argv, int *status)
+static int option(int opt, const char *v)
 {
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt;
-    while ((opt = cli_next(&a, &v)) >= 0) {
-        if (opt == OPT_DEVICE) {
-            args.device = v;
-        } else if (opt == OPT_DTYPE) {
-            if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK || args.dtype > GPUPROBE_DTYPE_BF16) {
-                *status = cli_usage_error("--dtype must be fp32, fp64, tf32, fp16 or bf16, not '%s'", v);
-                return -1;
-            }
-            args.dtype_given = 1;
-        } else {
-            gpuprobe_matmul_param p = opt == OPT_SIZE    ? GPUPROBE_MATMUL_M
-                                      : opt == OPT_RUNS  ? GPUPROBE_MATMUL_MIN_RUNS
-                                      : opt == OPT_BATCH ? GPUPROBE_MATMUL_BATCH
-                                                         : GPUPROBE_MATMUL_CPU_THREADS;
-            int64_t lo = 1, hi = INT32_MAX;
-            uint64_t n = 0;
-            gpuprobe_matmul_param_bounds(p, &lo, &hi);
-            if (lo < 1 && opt != OPT_BATCH) /* --batch 0: automatic */
-                lo = 1;
-            if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)lo) {
-                *status = cli_usage_error("--%s must be a whole number in [%lld, %lld], not '%s'",
-                                          options[opt].name, (long long)lo, (long long)hi, v);
-                return -1;
-            }
-            *(opt == OPT_SIZE    ? &args.size
-              : opt == OPT_RUNS  ? &args.runs
-              : opt == OPT_BATCH ? &args.batch
-                                 : &args.threads) = (int64_t)n;
-        }
+    if (opt == OPT_DEVICE) {
+        args.device = v;
+        return CLI_EXIT_OK;
     }
-    *status = a.status;
-    return opt == CLI_ARGS_EXIT ? -1 : 0;
+    if (opt == OPT_DTYPE) {
+        if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK || args.dtype > GPUPROBE_DTYPE_BF16)
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16");
+        args.dtype_given = 1;
+        return CLI_EXIT_OK;
+    }
+    gpuprobe_matmul_param p = opt == OPT_SIZE    ? GPUPROBE_MATMUL_M
+                              : opt == OPT_RUNS  ? GPUPROBE_MATMUL_MIN_RUNS
+                              : opt == OPT_BATCH ? GPUPROBE_MATMUL_BATCH
+                                                 : GPUPROBE_MATMUL_CPU_THREADS;
+    int64_t lo = 1, hi = INT32_MAX;
+    uint64_t n = 0;
+    gpuprobe_matmul_param_bounds(p, &lo, &hi);
+    if (lo < 1 && opt != OPT_BATCH) /* --batch 0: automatic */
+        lo = 1;
+    if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)lo)
+        return cli_bad_value(v, "--%s wants a whole number from %lld to %lld", options[opt].name,
+                             (long long)lo, (long long)hi);
+    *(opt == OPT_SIZE    ? &args.size
+      : opt == OPT_RUNS  ? &args.runs
+      : opt == OPT_BATCH ? &args.batch
+                         : &args.threads) = (int64_t)n;
+    return CLI_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* What was run: the CPU and GPU runs, and the tensor-core table's rows. */
+typedef struct plan {
+    const rec *cpu, *gpu;
+    size_t table_from, table_count;
+    char reason[640]; /* why there is no GPU run */
+    gpuprobe_cuda_cause cause;
+} plan;
+
+/* The runs: --device's device only, or the CPU then the best GPU; on a GPU
+ * without --dtype, the tensor-core table too. Returns CLI_EXIT_OK, or the
+ * exit status when --device names no usable device. */
+static int run_all(gpuprobe_context *ctx, plan *p)
 {
-    cli_start(&command, argc, argv);
-    int status = 0;
-    if (parse_args(argc, argv, &status) != 0)
-        return cli_finish(status);
-    gpuprobe_context *ctx = NULL;
-    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
-    if (st != GPUPROBE_OK)
-        return cli_finish(cli_fail(NULL, st, "creating a context"));
-    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_NOT_BUILT;
     const char *detail = "";
-    gpuprobe_cuda_status(ctx, &cause, &detail);
-    char reason[640];
-    snprintf(reason, sizeof reason, "%s%s%s", gpuprobe_cuda_cause_string(cause),
+    size_t gpu_dev = 0, dev = 0;
+    p->cause = GPUPROBE_CUDA_NOT_BUILT;
+    gpuprobe_cuda_status(ctx, &p->cause, &detail);
+    snprintf(p->reason, sizeof p->reason, "%s%s%s", gpuprobe_cuda_cause_string(p->cause),
              detail && detail[0] ? ": " : "", detail ? detail : "");
-
-    const rec *cpu = NULL, *gpu = NULL;
-    size_t table_from = 0, table_count = 0, gpu_dev = 0;
-
     if (args.device) {
         /* An explicit --device wins over GPUPROBE_DEVICE. */
-        size_t dev = 0;
-        st = gpuprobe_select(ctx, args.device, NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL);
+        gpuprobe_status st = gpuprobe_select(ctx, args.device, NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL);
         if (st != GPUPROBE_OK) {
             int rc = cli_fail(ctx, st, "--device %s", args.device);
-            gpuprobe_context_destroy(ctx);
-            return cli_finish(st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc);
+            return st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc;
         }
         if (is_cuda(ctx, dev)) {
-            gpu = run_one(ctx, dev, args.dtype);
+            p->gpu = run_one(ctx, dev, args.dtype);
             gpu_dev = dev;
         } else {
-            cpu = run_one(ctx, dev, args.dtype);
+            p->cpu = run_one(ctx, dev, args.dtype);
         }
     } else {
         gpuprobe_dtype cpu_dt = args.dtype == GPUPROBE_DTYPE_FP64 ? GPUPROBE_DTYPE_FP64 : GPUPROBE_DTYPE_FP32;
-        cpu = run_one(ctx, 0, cpu_dt);
-        if (cause == GPUPROBE_CUDA_AVAILABLE && args.dtype != GPUPROBE_DTYPE_FP64) {
-            size_t dev = 0;
+        p->cpu = run_one(ctx, 0, cpu_dt);
+        if (p->cause == GPUPROBE_CUDA_AVAILABLE && args.dtype != GPUPROBE_DTYPE_FP64) {
             if (gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL) == GPUPROBE_OK) {
-                gpu = run_one(ctx, dev, args.dtype);
+                p->gpu = run_one(ctx, dev, args.dtype);
                 gpu_dev = dev;
             } else {
-                snprintf(reason, sizeof reason, "%s", gpuprobe_last_error(ctx));
+                snprintf(p->reason, sizeof p->reason, "%s", gpuprobe_last_error(ctx));
             }
         }
     }
     /* The lesson's "Key terms" tensor-core table, measured. */
-    if (gpu && !args.dtype_given) {
+    if (p->gpu && !args.dtype_given) {
         static const gpuprobe_dtype tc[] = {GPUPROBE_DTYPE_TF32, GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16};
-        table_from = (size_t)(gpu - recs);
+        p->table_from = (size_t)(p->gpu - recs);
         for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++)
             run_one(ctx, gpu_dev, tc[i]);
-        table_count = nrecs - table_from;
+        p->table_count = nrecs - p->table_from;
     }
+    return CLI_EXIT_OK;
+}
 
+static int print_json(const plan *p, double speedup)
+{
+    struct json_object *doc = cli_doc();
+    cli_set_i64(doc, "size", args.size);
+    cli_set_bool(doc, "cuda_available", p->cause == GPUPROBE_CUDA_AVAILABLE);
+    cli_set_str(doc, "reason", p->reason);
+    if (speedup > 0)
+        cli_set_num(doc, "speedup", speedup);
+    else
+        cli_set_null(doc, "speedup");
+    struct json_object *results = cli_arr();
+    for (size_t i = 0; i < nrecs; i++)
+        cli_push(results, rec_json(&recs[i]));
+    cli_set(doc, "results", results);
+    return cli_print_doc(doc);
+}
+
+static void print_text(const plan *p, double speedup)
+{
+    cli_line("Matrix multiply %lld x %lld x %lld, median of the timed runs:", (long long)args.size,
+             (long long)args.size, (long long)args.size);
+    if (p->cpu)
+        print_rec("CPU", p->cpu);
+    if (p->gpu)
+        print_rec("GPU", p->gpu);
+    else if (!args.device)
+        cli_line("GPU: not available (%s)", p->reason);
+    if (speedup > 0)
+        cli_line("Speedup: %.*fx", speedup >= 10 ? 0 : 1, speedup);
+    if (p->table_count)
+        print_table(&recs[p->table_from], p->table_count);
+}
+
+static int run(gpuprobe_context *ctx)
+{
+    plan p;
+    memset(&p, 0, sizeof p);
+    int rc = run_all(ctx, &p);
     int failed = 0;
-    for (size_t i = 0; i < nrecs; i++) {
+    for (size_t i = 0; rc == CLI_EXIT_OK && i < nrecs; i++) {
         /* A tensor-core precision the GPU lacks is a table entry, not a failure. */
         if (recs[i].st != GPUPROBE_OK &&
-            !(i > table_from && table_count && recs[i].st == GPUPROBE_ERR_UNSUPPORTED)) {
+            !(i > p.table_from && p.table_count && recs[i].st == GPUPROBE_ERR_UNSUPPORTED)) {
             failed = 1;
             cli_err("matmul on %s (%s): %s: %s", recs[i].spec, gpuprobe_dtype_name(recs[i].dtype),
                     gpuprobe_status_string(recs[i].st), recs[i].error);
         }
     }
     double speedup = 0;
-    if (cpu && gpu && cpu->r && gpu->r)
-        speedup = dget(cpu->r, GPUPROBE_METRIC_MEDIAN_S) / dget(gpu->r, GPUPROBE_METRIC_MEDIAN_S);
-
-    int rc = CLI_EXIT_OK;
-    if (cli_json()) {
-        struct json_object *doc = cli_doc();
-        cli_set_i64(doc, "size", args.size);
-        cli_set_bool(doc, "cuda_available", cause == GPUPROBE_CUDA_AVAILABLE);
-        cli_set_str(doc, "reason", reason);
-        if (speedup > 0)
-            cli_set_num(doc, "speedup", speedup);
-        else
-            cli_set_null(doc, "speedup");
-        struct json_object *results = cli_arr();
-        for (size_t i = 0; i < nrecs; i++)
-            cli_push(results, rec_json(&recs[i]));
-        cli_set(doc, "results", results);
-        rc = cli_print_doc(doc);
-    } else {
-        cli_line("Matrix multiply %lld x %lld x %lld, median of the timed runs:", (long long)args.size,
-                 (long long)args.size, (long long)args.size);
-        if (cpu)
-            print_rec("CPU", cpu);
-        if (gpu)
-            print_rec("GPU", gpu);
-        else if (!args.device)
-            cli_line("GPU: not available (%s)", reason);
-        if (speedup > 0)
-            cli_line("Speedup: %.*fx", speedup >= 10 ? 0 : 1, speedup);
-        if (table_count)
-            print_table(&recs[table_from], table_count);
-    }
+    if (p.cpu && p.gpu && p.cpu->r && p.gpu->r)
+        speedup = dget(p.cpu->r, GPUPROBE_METRIC_MEDIAN_S) / dget(p.gpu->r, GPUPROBE_METRIC_MEDIAN_S);
+    if (rc == CLI_EXIT_OK && cli_json())
+        rc = print_json(&p, speedup);
+    else if (rc == CLI_EXIT_OK)
+        print_text(&p, speedup);
     for (size_t i = 0; i < nrecs; i++)
         gpuprobe_matmul_result_destroy(recs[i].r);
-    gpuprobe_context_destroy(ctx);
-    return cli_finish(rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+    return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static const cli_command command = {
+    "gpuprobe-bench",
+    "Time an N x N matrix multiplication on the CPU and the best GPU (the\n"
+    "lesson's benchmark): warm-up, median of timed runs, results verified.",
+    options,
+    "a run failed or its result did not verify, or --device names no usable device",
+    "See gpuprobe-bench(1).",
+    option,
+    NULL,
+    run,
+};
+
+int main(int argc, char **argv)
+{
+    return cli_main(&command, argc, argv);
 }

@@ -9,20 +9,11 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "probe.h"
+#include "cli.h"
 
 static const cli_option options[] = {
     {"json", NULL, "print one JSON object instead of text"},
     {NULL, NULL, NULL},
-};
-
-static const cli_command command = {
-    "gpuprobe-info",
-    "Is CUDA usable, which version, which GPU and how much memory (the\n"
-    "lesson's torch.cuda check); say why when CUDA is not usable.",
-    options,
-    "a query failed (the reason is on stderr)",
-    "See gpuprobe-info(1).",
 };
 
 static int print_json(const cli_probe *pr)
@@ -73,22 +64,35 @@ static int print_text(const cli_probe *pr)
     return CLI_EXIT_OK;
 }
 
+static int option(int opt, const char *value)
+{
+    (void)opt; /* --json is the only option, and cli_next() takes it */
+    (void)value;
+    return CLI_EXIT_OK;
+}
+
+static int run(gpuprobe_context *ctx)
+{
+    cli_probe pr;
+    int rc = cli_probe_cuda(ctx, &pr);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    return cli_json() ? print_json(&pr) : print_text(&pr);
+}
+
+static const cli_command command = {
+    "gpuprobe-info",
+    "Is CUDA usable, which version, which GPU and how much memory (the\n"
+    "lesson's torch.cuda check); say why when CUDA is not usable.",
+    options,
+    "a query failed (the reason is on stderr)",
+    "See gpuprobe-info(1).",
+    option,
+    NULL,
+    run,
+};
+
 int main(int argc, char **argv)
 {
-    cli_start(&command, argc, argv);
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt;
-    while ((opt = cli_next(&a, &v)) >= 0)
-        ; /* --json is the only option */
-    if (opt == CLI_ARGS_EXIT)
-        return cli_finish(a.status);
-
-    cli_probe pr;
-    int rc = cli_probe_start(&pr);
-    if (rc != CLI_EXIT_OK)
-        return cli_finish(rc);
-    rc = cli_json() ? print_json(&pr) : print_text(&pr);
-    gpuprobe_context_destroy(pr.ctx);
-    return cli_finish(rc);
+    return cli_main(&command, argc, argv);
 }

@@ -5,7 +5,9 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "cli.h"
+#include "json.h"
+
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +16,18 @@
 
 #include <json-c/json.h>
 
-static int json_oom; /* an allocation failed while building */
+static int json_mode; /* --json was given */
+static int json_oom;  /* an allocation failed while building */
+
+int cli_json(void)
+{
+    return json_mode;
+}
+
+void cli_set_json(int on)
+{
+    json_mode = on != 0;
+}
 
 /* v is NULL only when its constructor ran out of memory. */
 static struct json_object *checked(struct json_object *v)

@@ -1,30 +1,27 @@
 /*
- * probe.c - start-up and device descriptions shared by gpuprobe-smi and
- * gpuprobe-info.
+ * probe.c - the CUDA answer and the device descriptions the commands
+ * share.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #include "probe.h"
 
+#include "figures.h"
+#include "report.h"
+
 #include <stdio.h>
 #include <string.h>
 
-int cli_probe_start(cli_probe *pr)
+int cli_probe_cuda(gpuprobe_context *ctx, cli_probe *pr)
 {
     memset(pr, 0, sizeof *pr);
+    pr->ctx = ctx;
     pr->detail = "";
-    gpuprobe_status st = gpuprobe_context_create(&pr->ctx, 0);
+    gpuprobe_status st = gpuprobe_cuda_status(ctx, &pr->cause, &pr->detail);
     if (st != GPUPROBE_OK)
-        return cli_fail(NULL, st, "creating a context");
-    st = gpuprobe_cuda_status(pr->ctx, &pr->cause, &pr->detail);
-    if (st != GPUPROBE_OK) {
-        int rc = cli_fail(pr->ctx, st, "asking for CUDA");
-        gpuprobe_context_destroy(pr->ctx);
-        pr->ctx = NULL;
-        return rc;
-    }
-    pr->have_rt = gpuprobe_cuda_runtime_version(pr->ctx, &pr->rt) == GPUPROBE_OK;
-    pr->have_drv = gpuprobe_cuda_driver_version(pr->ctx, &pr->drv) == GPUPROBE_OK;
+        return cli_fail(ctx, st, "asking for CUDA");
+    pr->have_rt = gpuprobe_cuda_runtime_version(ctx, &pr->rt) == GPUPROBE_OK;
+    pr->have_drv = gpuprobe_cuda_driver_version(ctx, &pr->drv) == GPUPROBE_OK;
     return CLI_EXIT_OK;
 }
 
