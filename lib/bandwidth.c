@@ -285,9 +285,9 @@ static gpuprobe_status size_buffers(gpuprobe_context *ctx, gp_bw_job *job)
     return choose_size(ctx, job, &hm, have_hm);
 }
 
-/* One round of passes, each test in turn; a timed round (r >= 0) stores
- * each pass's time per repetition. */
-static gpuprobe_status round_of(gpuprobe_context *ctx, bw_run *run, long r)
+/* One round of passes, each test in turn, each run->reps[t] times; the
+ * time of each pass per repetition into v[t * stride]. */
+static gpuprobe_status round_of(gpuprobe_context *ctx, bw_run *run, double *v, size_t stride)
 {
     for (int t = 0; t < GP_BW_NTESTS; t++) {
         if (!(run->job.tests & GP_BW_BIT(t)))
@@ -297,31 +297,41 @@ static gpuprobe_status round_of(gpuprobe_context *ctx, bw_run *run, long r)
                                            run->reps[t], &s);
         if (st != GPUPROBE_OK)
             return st;
-        if (r >= 0)
-            run->times[(size_t)t * (size_t)run->job.runs + (size_t)r] = s / (double)run->reps[t];
-        else if (s < GP_BW_PASS_S)
-            run->reps[t] = s > 0 ? (size_t)ceil(1.25 * GP_BW_PASS_S / s) : GP_BW_MAX_REPS;
-        if (run->reps[t] > GP_BW_MAX_REPS)
-            run->reps[t] = GP_BW_MAX_REPS;
+        v[(size_t)t * stride] = s / (double)run->reps[t];
     }
     return GPUPROBE_OK;
+}
+
+/* Repetitions per timed pass: 1, or as many as make a pass last
+ * GP_BW_PASS_S when the last warm-up pass (warm[t], one repetition) was
+ * shorter. */
+static void choose_reps(bw_run *run, const double *warm)
+{
+    for (int t = 0; t < GP_BW_NTESTS; t++) {
+        double s = warm[t];
+        size_t reps = 1;
+        if (run->job.warmup > 0 && s < GP_BW_PASS_S)
+            reps = s > 0 && 1.25 * GP_BW_PASS_S / s < (double)GP_BW_MAX_REPS
+                       ? (size_t)ceil(1.25 * GP_BW_PASS_S / s)
+                       : GP_BW_MAX_REPS;
+        run->reps[t] = reps;
+    }
 }
 
 /* Steps 3-5, between open() and release(). */
 static gpuprobe_status passes(gpuprobe_context *ctx, bw_run *run)
 {
-    double t0 = gp_now();
+    double t0 = gp_now(), warm[GP_BW_NTESTS] = {0};
     gpuprobe_status st = run->be->prepare(ctx, run->state, &run->job);
     for (int t = 0; t < GP_BW_NTESTS; t++)
         run->reps[t] = 1;
-    for (int64_t w = 0; st == GPUPROBE_OK && w < run->job.warmup; w++) {
-        for (int t = 0; w + 1 == run->job.warmup && t < GP_BW_NTESTS; t++)
-            run->reps[t] = 1; /* the last warm-up round decides */
-        st = round_of(ctx, run, -1);
-    }
+    for (int64_t w = 0; st == GPUPROBE_OK && w < run->job.warmup; w++)
+        st = round_of(ctx, run, warm, 1);
+    choose_reps(run, warm);
     run->setup_s = gp_now() - t0;
-    for (int64_t r = 0; st == GPUPROBE_OK && r < run->job.runs; r++)
-        st = round_of(ctx, run, (long)r);
+    size_t n = (size_t)run->job.runs;
+    for (size_t r = 0; st == GPUPROBE_OK && r < n; r++)
+        st = round_of(ctx, run, run->times + r, n);
     if (st == GPUPROBE_OK)
         st = run->be->finish(ctx, run->state, &run->job);
     return st;
