@@ -75,39 +75,42 @@ typedef struct cpu_bw {
 
 /* ---- placement ---------------------------------------------------------- */
 
-/* The allowed CPUs of the calling thread into a new bit set; its bits. */
-static unsigned char *allowed_cpus(size_t *nbits)
+/* The allowed CPUs of the calling thread into a new bit set (*bits, of
+ * *nbits bits). */
+static gpuprobe_status allowed_cpus(gpuprobe_context *ctx, unsigned char **bits, size_t *nbits)
 {
     for (size_t n = 1024; n <= GP_BW_MAX_CPUS; n *= 2) {
         cpu_set_t *set = CPU_ALLOC(n);
         size_t size = CPU_ALLOC_SIZE(n);
         if (!set)
-            return NULL;
+            break;
         CPU_ZERO_S(size, set);
         if (sched_getaffinity(0, size, set) == 0) {
-            unsigned char *bits = calloc(1, n / 8);
-            for (size_t c = 0; bits && c < n; c++)
+            *bits = calloc(1, n / 8);
+            for (size_t c = 0; *bits && c < n; c++)
                 if (CPU_ISSET_S(c, size, set))
-                    bits[c / 8] |= (unsigned char)(1u << (c % 8));
+                    (*bits)[c / 8] |= (unsigned char)(1u << (c % 8));
             CPU_FREE(set);
             *nbits = n;
-            return bits;
+            return *bits ? GPUPROBE_OK : gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                                                 "allocating the set of allowed CPUs");
         }
+        int e = errno;
         CPU_FREE(set);
-        if (errno != EINVAL)
-            break;
+        if (e != EINVAL)
+            return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "sched_getaffinity failed: %s", strerror(e));
     }
-    return NULL;
+    return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating a CPU set for sched_getaffinity");
 }
 
 /* Where the threads go, their number and the last-level caches there. */
 static gpuprobe_status place(gpuprobe_context *ctx, cpu_bw *r, gp_bw_job *job)
 {
     size_t nbits = 0;
-    unsigned char *allowed = allowed_cpus(&nbits);
-    if (!allowed)
-        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "sched_getaffinity failed: %s",
-                       strerror(errno));
+    unsigned char *allowed = NULL;
+    gpuprobe_status st = allowed_cpus(ctx, &allowed, &nbits);
+    if (st != GPUPROBE_OK)
+        return st;
     r->order = malloc(nbits * sizeof *r->order);
     if (r->order)
         r->norder = gp_host_cpu_order(ctx->sysroot, allowed, nbits, r->order, nbits, &r->cores);
@@ -210,10 +213,20 @@ static void check_part(const cpu_bw *r, bw_worker *w)
     w->bad = bad;
 }
 
+/* Pin the calling worker to its CPU. No allocation below CPU_SETSIZE:
+ * the workers start together, and the library allocates only on the
+ * thread that called it. */
 static void pin(bw_worker *w)
 {
     if (w->cpu < 0)
         return;
+    if (w->cpu < CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(w->cpu, &set);
+        w->pinned = pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+        return;
+    }
     cpu_set_t *set = CPU_ALLOC((size_t)w->cpu + 1);
     if (!set)
         return;
