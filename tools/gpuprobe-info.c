@@ -39,7 +39,9 @@ static int print_json(const cli_probe *pr)
     return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-/* The lesson's four lines (two when CUDA is not available), plus the cause. */
+/* The lesson's lines (two when CUDA is not available, with the cause),
+ * its GPU lines for every CUDA device, as its snippet would print them in a
+ * loop over torch.cuda.device_count(). */
 static int print_text(const cli_probe *pr)
 {
     char v[32] = "None";
@@ -51,16 +53,23 @@ static int print_text(const cli_probe *pr)
         cli_line("Reason: %s (%s)", gpuprobe_cuda_cause_string(pr->cause), pr->detail);
         return CLI_EXIT_OK;
     }
-    /* cuda:0 is device 1 (device 0 is always the CPU). */
-    const char *name = NULL;
-    int64_t total = 0;
-    gpuprobe_status st = gpuprobe_device_get_string(pr->ctx, 1, GPUPROBE_ATTR_NAME, &name);
-    if (st == GPUPROBE_OK)
-        st = gpuprobe_device_get_int(pr->ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+    size_t n = 0;
+    gpuprobe_status st = gpuprobe_device_count(pr->ctx, &n);
     if (st != GPUPROBE_OK)
-        return cli_fail(pr->ctx, st, "reading cuda:0");
-    cli_line("GPU: %s", name);
-    cli_line("Memory: %.1f GB", (double)total / 1e9);
+        return cli_fail(pr->ctx, st, "counting devices");
+    cli_line("GPU count: %zu", n - 1);
+    /* cuda:i is device i + 1 (device 0 is always the CPU). */
+    for (size_t i = 1; i < n; i++) {
+        const char *name = NULL;
+        int64_t total = 0;
+        st = gpuprobe_device_get_string(pr->ctx, i, GPUPROBE_ATTR_NAME, &name);
+        if (st == GPUPROBE_OK)
+            st = gpuprobe_device_get_int(pr->ctx, i, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+        if (st != GPUPROBE_OK)
+            return cli_fail(pr->ctx, st, "reading cuda:%zu", i - 1);
+        cli_line("GPU %zu: %s", i - 1, name);
+        cli_line("Memory: %.1f GB", (double)total / 1e9);
+    }
     return CLI_EXIT_OK;
 }
 

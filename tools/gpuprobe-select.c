@@ -112,14 +112,15 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
     if (st != GPUPROBE_OK)
         return cli_fail(ctx, st, "describing device %zu", dev);
     gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
-    gpuprobe_cuda_status(ctx, &cause, NULL);
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
     if (cli_json()) {
         struct json_object *doc = cli_doc();
         cli_set_str(doc, "using", dspec);
         cli_set_u64(doc, "device_index", dev);
         cli_set_str(doc, "name", name);
-        cli_set_str(doc, "reason", why);
-        cli_set_str(doc, "cuda_cause", gpuprobe_cuda_cause_name(cause));
+        cli_set_str(doc, "choice_reason", why);
+        cli_cuda_json(doc, cause, detail);
         return cli_print_doc(doc);
     }
     cli_line("Using: %s", dspec);

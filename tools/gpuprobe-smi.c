@@ -329,7 +329,6 @@ static struct json_object *health_json(gpuprobe_context *ctx, size_t i)
 static int print_json(const cli_probe *pr, size_t n, const meminfo *mem, int *failed)
 {
     struct json_object *doc = cli_doc();
-    cli_set_str(doc, "library_version", gpuprobe_version_string());
     cli_probe_json(doc, pr);
     struct json_object *devices = cli_arr();
     for (size_t i = 0; i < n; i++) {

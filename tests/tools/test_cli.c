@@ -302,6 +302,21 @@ static void human_figures(void **state)
     assert_string_equal(b, "12.4");
     cli_cuda_version(b, sizeof b, 0);
     assert_string_equal(b, "unknown");
+    /* Durations: three significant digits, the unit that suits them. */
+    static const struct {
+        double s;
+        const char *want;
+    } t[] = {
+        {1.807, "1.81 s"}, {27.718e-3, "27.7 ms"}, {0.511e-3, "511 \xc2\xb5s"},
+        {5.5e-6, "5.50 \xc2\xb5s"}, {843e-9, "843 ns"}, {0.0009997, "1.00 ms"},
+        {0.99996, "1.00 s"}, {12.3456, "12.3 s"}, {1234.5, "1234 s"}, {0, "0 s"},
+        {-1, "0 s"}, {1e-12, "0.00 ns"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        cli_seconds(b, sizeof b, t[i].s);
+        if (strcmp(b, t[i].want) != 0)
+            fail_msg("%g s: got '%s', expected '%s'", t[i].s, b, t[i].want);
+    }
 }
 
 int main(void)

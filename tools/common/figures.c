@@ -6,7 +6,9 @@
  */
 #include "figures.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static void scaled(char *buf, size_t size, uint64_t v, const char *const *unit,
                    size_t units, const char *plain_suffix)
@@ -45,12 +47,29 @@ void cli_cuda_version(char *buf, size_t size, int version)
 
 void cli_seconds(char *buf, size_t size, double s)
 {
-    if (s >= 0.1 || !(s > 0))
-        snprintf(buf, size, "%.3fs", s > 0 ? s : 0.0);
-    else if (s >= 1e-4)
-        snprintf(buf, size, "%.3f ms", s * 1e3);
-    else
-        snprintf(buf, size, "%.1f us", s * 1e6);
+    static const struct {
+        double scale;
+        const char *unit;
+    } u[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "\xc2\xb5s"}, {1e-9, "ns"}};
+    if (!(s > 0) || !isfinite(s)) {
+        snprintf(buf, size, "%s", s > 0 ? "inf" : "0 s");
+        return;
+    }
+    size_t i = 0;
+    while (i + 1 < sizeof u / sizeof u[0] && s < u[i].scale)
+        i++;
+    for (;;) {
+        double v = s / u[i].scale;
+        int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2; /* three significant digits */
+        char text[48];
+        snprintf(text, sizeof text, "%.*f", decimals, v);
+        if (i > 0 && strtod(text, NULL) >= 1000) { /* 999.7 us is 1.00 ms */
+            i--;
+            continue;
+        }
+        snprintf(buf, size, "%s %s", text, u[i].unit);
+        return;
+    }
 }
 
 void cli_runs(char *buf, size_t size, const gpuprobe_matmul_result *r)

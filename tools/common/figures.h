@@ -18,7 +18,9 @@
 void cli_bytes(char *buf, size_t size, uint64_t bytes);
 void cli_count(char *buf, size_t size, uint64_t count);
 void cli_cuda_version(char *buf, size_t size, int version);
-/* A duration: "1.807s" from 0.1 s up, "0.342 ms", "8.5 us" below. */
+/* A duration with three significant digits in the unit that suits it:
+ * "1.81 s", "27.7 ms", "511 \xc2\xb5s" (UTF-8 micro sign), "5.50 \xc2\xb5s",
+ * "843 ns"; "0 s" for 0 or less. */
 void cli_seconds(char *buf, size_t size, double seconds);
 /* "median of 5 runs" or, when each run timed a batch of calls, "median of
  * 100 runs of 40 calls" (GPUPROBE_METRIC_RUNS, GPUPROBE_METRIC_BATCH). */

@@ -9,6 +9,8 @@
 
 #include "text.h"
 
+#include "gpuprobe.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,7 @@ struct json_object *cli_doc(void)
     struct json_object *doc = cli_obj();
     cli_set_i64(doc, "schema", CLI_JSON_SCHEMA);
     cli_set_str(doc, "command", cli_prog());
+    cli_set_str(doc, "library_version", gpuprobe_version_string());
     return doc;
 }
 

@@ -16,7 +16,7 @@ struct json_object;
 /* The "schema" number at the top of every JSON document (docs/json.md).
  * Grows when a member changes meaning or goes away; new members do not
  * change it. */
-#define CLI_JSON_SCHEMA 1
+#define CLI_JSON_SCHEMA 2
 
 /* 1 when the program answers in JSON (set from --json by cli_start()). */
 int cli_json(void);
@@ -25,7 +25,8 @@ void cli_set_json(int on);
 /* Builders. A NULL object stands for an allocation that failed: setters
  * ignore it, and cli_print_doc() then reports "out of memory" instead of
  * printing a document with holes. */
-struct json_object *cli_doc(void); /* {"schema": 1, "command": "<prog>"} */
+/* {"schema": 2, "command": "<prog>", "library_version": "1.2.0"} */
+struct json_object *cli_doc(void);
 struct json_object *cli_obj(void);
 struct json_object *cli_arr(void);
 /* Strings: invalid UTF-8 replaced by U+FFFD; NULL s writes null. */

@@ -24,8 +24,12 @@ typedef struct cli_probe {
  * ("asking for CUDA"). */
 int cli_probe_cuda(gpuprobe_context *ctx, cli_probe *pr);
 
-/* Into o: "cuda_available" (bool), "reason" (cause token), "detail",
- * "cuda_runtime_version" and "cuda_driver_version" ("13.0" or null). */
+/* Into o: "cuda_available" (bool), "reason" (the cause's token) and
+ * "reason_text" ("<the cause's text>: <detail>", for people). */
+void cli_cuda_json(struct json_object *o, gpuprobe_cuda_cause cause, const char *detail);
+
+/* cli_cuda_json(), then "cuda_runtime_version" and "cuda_driver_version"
+ * ("13.0" or null). */
 void cli_probe_json(struct json_object *o, const cli_probe *pr);
 
 /* Device index as a JSON object: "index", "spec", "kind", "name",
