@@ -40,7 +40,7 @@
  * Threads: the library keeps no unsynchronised global state. Separate
  * contexts may be used from separate threads at the same time. One context
  * must not be used by two threads at once (guard it with your own lock).
- * Options objects and matmul results are plain data: any number of threads
+ * Options objects and matmul and bandwidth results are plain data: any number of threads
  * may read one at once, but writing one needs exclusive access. The
  * process-wide OpenBLAS thread count is changed only for the duration of a
  * CPU matmul that asks for a thread count (GPUPROBE_MATMUL_CPU_THREADS > 0),
@@ -175,7 +175,7 @@ typedef enum gpuprobe_status {
     GPUPROBE_ERR_CUDA = 7,
     /** No device meets the requirements; the message says which failed where. */
     GPUPROBE_ERR_NO_FIT = 8,
-    /** A matmul result failed verification. */
+    /** A matmul result failed verification (since 1.2 also a bandwidth run's data check). */
     GPUPROBE_ERR_VERIFY_FAILED = 9,
     /** A size or count is too large to represent or exceeds a documented limit. */
     GPUPROBE_ERR_OVERFLOW = 10,
@@ -1842,6 +1842,258 @@ GPUPROBE_API gpuprobe_status
 gpuprobe_matmul_result_get_string(const gpuprobe_matmul_result *result,
                                   gpuprobe_matmul_metric metric,
                                   const char **value);
+
+/** @} */
+
+/** @defgroup bandwidth Memory and link bandwidth (since 1.2)
+ *
+ * How fast data moves on a device: read-only, copy and triad bandwidth of
+ * the host's memory (C kernels on one thread per core, STREAM's rules);
+ * on a CUDA device the read bandwidth of its memory (a cuBLAS dot
+ * product), device-to-device copies, and host-to-device and
+ * device-to-host copies from pinned and from pageable host memory, with
+ * the theoretical peaks where the platform states them. docs/bandwidth.md
+ * describes what is timed and how bytes are counted.
+ *  @{ */
+
+/** Opaque bandwidth options (enum-keyed parameters, as for matmul). */
+typedef struct gpuprobe_bandwidth_options gpuprobe_bandwidth_options;
+
+/**
+ * Bandwidth parameters. Query the accepted range with
+ * gpuprobe_bandwidth_param_bounds(). Values are fixed and never reused.
+ */
+typedef enum gpuprobe_bandwidth_param {
+    /** Bytes of each buffer: each of the CPU's three arrays, each device buffer and each host
+     * buffer of a CUDA run. 0 (the default): automatic, at least 4 times the last-level caches of
+     * the CPUs used (CPU; at least 64 MiB) or the larger of 1 GiB and 8 times the L2 cache (CUDA),
+     * made smaller only when memory is short (#GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES says what
+     * the rule asked). A value of 1 to 4095 is refused by the run
+     * (::GPUPROBE_ERR_INVALID_ARGUMENT); a value that does not fit is ::GPUPROBE_ERR_OUT_OF_MEMORY
+     * or ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY, never made smaller. */
+    GPUPROBE_BANDWIDTH_BUFFER_BYTES = 0,
+    /** Timed passes of each test: the best and the median are reported. Default 10 (STREAM's). */
+    GPUPROBE_BANDWIDTH_RUNS = 1,
+    /** Untimed passes of each test before the timed ones. Default 1. */
+    GPUPROBE_BANDWIDTH_WARMUP = 2,
+    /** The tests to run, a bit mask: bit (1 << t) for each ::gpuprobe_bandwidth_test t. 0 (the
+     * default): every test the device has. A test the device does not have makes the run
+     * ::GPUPROBE_ERR_UNSUPPORTED. */
+    GPUPROBE_BANDWIDTH_TESTS = 3,
+    /** CPU: threads. 0 (the default): one per core this process may run on (sched_getaffinity,
+     * which the cgroup's cpuset restricts). */
+    GPUPROBE_BANDWIDTH_CPU_THREADS = 4,
+    /** CPU: 1 (the default) to pin each thread to one CPU this process may run on (cores first),
+     * where the system allows it; 0 to leave placement to the scheduler. */
+    GPUPROBE_BANDWIDTH_PIN_THREADS = 5
+} gpuprobe_bandwidth_param;
+
+/**
+ * The tests, and how their bytes are counted (never the hidden
+ * write-allocate: STREAM's convention). Values are fixed and never reused.
+ */
+typedef enum gpuprobe_bandwidth_test {
+    /** Read only. CPU: the sum of one array (its bytes). CUDA: cublasSdot of two device buffers
+     * (both buffers' bytes). */
+    GPUPROBE_BANDWIDTH_TEST_READ = 0,
+    /** CPU: c[i] = a[i]; CUDA: a device-to-device cudaMemcpyAsync. Bytes read plus bytes written:
+     * twice the buffer. */
+    GPUPROBE_BANDWIDTH_TEST_COPY = 1,
+    /** CPU only: b[i] = a[i] + s c[i]; three times the array. */
+    GPUPROBE_BANDWIDTH_TEST_TRIAD = 2,
+    /** CUDA: host to device from pinned (page-locked) host memory; the buffer's bytes. */
+    GPUPROBE_BANDWIDTH_TEST_H2D_PINNED = 3,
+    /** CUDA: host to device from ordinary (pageable) host memory. */
+    GPUPROBE_BANDWIDTH_TEST_H2D_PAGEABLE = 4,
+    GPUPROBE_BANDWIDTH_TEST_D2H_PINNED = 5,   /**< CUDA: device to pinned host memory. */
+    GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE = 6  /**< CUDA: device to pageable host memory. */
+} gpuprobe_bandwidth_test;
+
+/**
+ * The test's name without its prefix, lower case ("read", "copy",
+ * "triad", "h2d_pinned", ...); stable, for JSON and logs. Never NULL:
+ * unknown values give "unknown".
+ */
+GPUPROBE_API const char *gpuprobe_bandwidth_test_name(gpuprobe_bandwidth_test test);
+
+/**
+ * Create options holding the defaults.
+ * @param out receives the options; set to NULL on failure.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT (NULL @p out) or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY.
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_options_create(gpuprobe_bandwidth_options **out);
+
+/** Destroy options. NULL is accepted. */
+GPUPROBE_API void gpuprobe_bandwidth_options_destroy(gpuprobe_bandwidth_options *opts);
+
+/**
+ * Set a parameter.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL options,
+ *         an unknown parameter or a value out of bounds (nothing is changed).
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_options_set(gpuprobe_bandwidth_options *opts,
+                               gpuprobe_bandwidth_param param, int64_t value);
+
+/** Read a parameter. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL or unknown. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_options_get(const gpuprobe_bandwidth_options *opts,
+                               gpuprobe_bandwidth_param param, int64_t *value);
+
+/**
+ * The inclusive range a parameter accepts.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for an unknown
+ *         parameter or a NULL @p lower or @p upper (nothing is written).
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_param_bounds(gpuprobe_bandwidth_param param, int64_t *lower,
+                                int64_t *upper);
+
+/** Opaque result of a bandwidth run. */
+typedef struct gpuprobe_bandwidth_result gpuprobe_bandwidth_result;
+
+/**
+ * Measure bandwidth on @p device.
+ *
+ * The buffers are allocated and filled first (on the CPU each thread
+ * writes the part of each array it later works on, so the memory lies
+ * where that thread runs), then each test runs #GPUPROBE_BANDWIDTH_WARMUP
+ * untimed passes and #GPUPROBE_BANDWIDTH_RUNS timed ones, the tests taking
+ * turns pass by pass. A pass that lasts under 5 ms in the warm-up is
+ * repeated back to back and timed as one, and its figures are per
+ * repetition. CPU passes are timed on the monotonic clock between two
+ * barriers of all threads; CUDA passes with CUDA events on a stream of the
+ * library's own, on the primary context of the device (entered and left
+ * as by gpuprobe_matmul_run()). During the pinned host-to-device passes the
+ * PCIe link is read through NVML while the copies run (an idle GPU may
+ * lower its link to save power), and a link below its maximum there is
+ * flagged (#GPUPROBE_BANDWIDTH_METRIC_LINK_DEGRADED). After the passes the
+ * data is checked (every array element on the CPU, the dot product on a
+ * GPU): a wrong value is ::GPUPROBE_ERR_VERIFY_FAILED.
+ *
+ * Host memory is checked before anything is allocated, as for
+ * gpuprobe_matmul_run(). Everything the run allocates or creates (threads,
+ * buffers, the stream, events and cuBLAS handle) is released before it
+ * returns. cuBLAS is loaded at the first GPU run, as for matmul.
+ *
+ * @param ctx    the context.
+ * @param device the device index (see gpuprobe_device_count()).
+ * @param opts   options, or NULL for the defaults.
+ * @param flags  must be 0.
+ * @param out    receives the result on ::GPUPROBE_OK; NULL otherwise.
+ *               Destroy it with gpuprobe_bandwidth_result_destroy().
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT;
+ *         ::GPUPROBE_ERR_NOT_FOUND; ::GPUPROBE_ERR_UNSUPPORTED (a test
+ *         the device does not have); ::GPUPROBE_ERR_OUT_OF_MEMORY;
+ *         ::GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY; ::GPUPROBE_ERR_SYSTEM (a
+ *         thread could not be started); ::GPUPROBE_ERR_CUDA_UNAVAILABLE;
+ *         ::GPUPROBE_ERR_CUDA; ::GPUPROBE_ERR_VERIFY_FAILED.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_bandwidth_run(gpuprobe_context *ctx,
+                                                    size_t device,
+                                                    const gpuprobe_bandwidth_options *opts,
+                                                    unsigned flags,
+                                                    gpuprobe_bandwidth_result **out);
+
+/** Destroy a result. NULL is accepted. */
+GPUPROBE_API void gpuprobe_bandwidth_result_destroy(gpuprobe_bandwidth_result *result);
+
+/**
+ * The figures of one test, read with gpuprobe_bandwidth_result_test().
+ * GB/s are 10^9 bytes per second. Values are fixed and never reused.
+ */
+typedef enum gpuprobe_bandwidth_figure {
+    /** Bytes of a pass / its fastest time (STREAM's figure). */
+    GPUPROBE_BANDWIDTH_BEST_GBPS = 0,
+    GPUPROBE_BANDWIDTH_MEDIAN_GBPS = 1,   /**< Bytes of a pass / the median time. */
+    GPUPROBE_BANDWIDTH_WORST_GBPS = 2,    /**< Bytes of a pass / the slowest time. */
+    GPUPROBE_BANDWIDTH_BEST_S = 3,        /**< The fastest pass, seconds. */
+    GPUPROBE_BANDWIDTH_MEDIAN_S = 4,      /**< The median pass, seconds. */
+    /** Bytes counted for one pass (see ::gpuprobe_bandwidth_test). */
+    GPUPROBE_BANDWIDTH_BYTES = 5,
+    /** BEST_GBPS / the theoretical peak that bounds the test (memory for read, copy and triad, the
+     * PCIe link as it ran for the host transfers); 0 when that peak is unknown. */
+    GPUPROBE_BANDWIDTH_PEAK_FRACTION = 6,
+    /** Repetitions per timed pass (1, or more for a pass under 5 ms). */
+    GPUPROBE_BANDWIDTH_REPEATS = 7
+} gpuprobe_bandwidth_figure;
+
+/**
+ * Read a figure of one test.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL or an
+ *         unknown test or figure; ::GPUPROBE_ERR_UNSUPPORTED for a test
+ *         this result did not measure.
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_result_test(const gpuprobe_bandwidth_result *result,
+                               gpuprobe_bandwidth_test test,
+                               gpuprobe_bandwidth_figure figure, double *value);
+
+/**
+ * Figures of the whole run, read with the getter of the type given.
+ * Values are fixed and never reused.
+ */
+typedef enum gpuprobe_bandwidth_metric {
+    GPUPROBE_BANDWIDTH_METRIC_DEVICE = 0,           /**< int: the device index. */
+    GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES = 1,     /**< int: bytes of each buffer used. */
+    /** int: what the size rule asked of each buffer (4 x the last-level caches, at least 64 MiB;
+     * CUDA: max(1 GiB, 8 x L2)); 0 when the size was given. */
+    GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES = 2,
+    /** int: the last-level caches of the CPUs used, summed (CPU), the L2 cache (CUDA); 0 unknown.
+     */
+    GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES = 3,
+    GPUPROBE_BANDWIDTH_METRIC_THREADS = 4,          /**< int: CPU threads used; 0 on CUDA. */
+    GPUPROBE_BANDWIDTH_METRIC_PINNED_THREADS = 5,   /**< int: of them, pinned to one CPU. */
+    GPUPROBE_BANDWIDTH_METRIC_RUNS = 6,             /**< int: timed passes of each test. */
+    /** int: CUDA: the PCIe generation read while the pinned host-to-device copies ran (the best
+     * reading); -1 unknown or not measured. */
+    GPUPROBE_BANDWIDTH_METRIC_PCIE_GEN = 7,
+    GPUPROBE_BANDWIDTH_METRIC_PCIE_WIDTH = 8,       /**< int: the lanes, likewise; -1 unknown. */
+    /** int: the link's maximum generation; -1 unknown. */
+    GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_GEN = 9,
+    GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_WIDTH = 10,  /**< int: its maximum lanes; -1 unknown. */
+    /** int: 1 when the link under load ran below its maximum generation or width, 0 when it did
+     * not, -1 unknown (not measured, or NVML cannot say). */
+    GPUPROBE_BANDWIDTH_METRIC_LINK_DEGRADED = 11,
+    /** double: the memory's theoretical rate: CUDA from NVML (bus width x maximum memory clock x
+     * 2); CPU from the DMI tables (modules x data width x configured speed). 0 unknown:
+     * #GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE says why. */
+    GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS = 12,
+    /** double: CUDA: the theoretical rate of the PCIe link as it ran, one direction (after line
+     * encoding); 0 unknown. */
+    GPUPROBE_BANDWIDTH_METRIC_LINK_PEAK_GBPS = 13,
+    /** double: the same at the link's maximum generation and width. */
+    GPUPROBE_BANDWIDTH_METRIC_LINK_MAX_PEAK_GBPS = 14,
+    /** double: allocation, first touch, library loading, before the first pass. */
+    GPUPROBE_BANDWIDTH_METRIC_SETUP_S = 15,
+    GPUPROBE_BANDWIDTH_METRIC_DEVICE_NAME = 16,     /**< string: the device's name. */
+    /** string: how it was measured (kernels and instruction set, threads and placement; the cuBLAS
+     * version and calls). */
+    GPUPROBE_BANDWIDTH_METRIC_METHOD = 17,
+    /** string: where the memory peak came from, or why there is none. */
+    GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE = 18
+} gpuprobe_bandwidth_metric;
+
+/** Read an integer metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-int metrics. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_result_get_int(const gpuprobe_bandwidth_result *result,
+                                  gpuprobe_bandwidth_metric metric, int64_t *value);
+
+/** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double metrics. */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_result_get_double(const gpuprobe_bandwidth_result *result,
+                                     gpuprobe_bandwidth_metric metric, double *value);
+
+/**
+ * Read a string metric; the string lives as long as the result.
+ * ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-string metrics.
+ */
+GPUPROBE_API gpuprobe_status
+gpuprobe_bandwidth_result_get_string(const gpuprobe_bandwidth_result *result,
+                                     gpuprobe_bandwidth_metric metric,
+                                     const char **value);
 
 /** @} */
 

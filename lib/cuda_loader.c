@@ -142,6 +142,8 @@ static const sym_slot cublas_syms[] = {
     SLOT(blas.SetMathMode, "cublasSetMathMode"),
     SLOT(blas.GetVersion, "cublasGetVersion_v2"),
     SLOT(blas.GemmEx, "cublasGemmEx"),
+    SLOT(blas.Sdot, "cublasSdot_v2"),
+    SLOT(blas.SetPointerMode, "cublasSetPointerMode_v2"),
 };
 
 #undef SLOT
@@ -659,6 +661,26 @@ gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
     }
     ctx->cuda = c; /* also marks the decision as made */
     return st;
+}
+
+gpuprobe_status gp_cuda_rt_fail(gpuprobe_context *ctx, const char *call, cudaError_t e)
+{
+    const gp_cuda *cu = ctx->cuda;
+    if (cu->rt.GetLastError)
+        (void)cu->rt.GetLastError(); /* clear a non-sticky error */
+    gpuprobe_status st = e == cudaErrorMemoryAllocation ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
+                                                        : GPUPROBE_ERR_CUDA;
+    return gp_fail(ctx, st, "%s failed: %s", call, gp_cuda_rt_error_name(cu, e));
+}
+
+gpuprobe_status gp_cublas_fail(gpuprobe_context *ctx, const char *call, cublasStatus_t s)
+{
+    gpuprobe_status st = GPUPROBE_ERR_CUDA;
+    if (s == CUBLAS_STATUS_ALLOC_FAILED)
+        st = GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY;
+    else if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
+        st = GPUPROBE_ERR_UNSUPPORTED;
+    return gp_fail(ctx, st, "%s failed: %s", call, gp_cublas_status_name(ctx->cuda, s));
 }
 
 /* ---- cuBLAS -------------------------------------------------------------- */

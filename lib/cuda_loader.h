@@ -1,6 +1,6 @@
 /*
  * cuda_loader.h - the CUDA state the CUDA files share (cuda_loader.c,
- * cuda_device.c, cuda_matmul.c; included by nothing else): the libraries
+ * cuda_device.c, cuda_matmul.c, cuda_bandwidth.c; included by nothing else): the libraries
  * opened with dlopen and the functions looked up in them. libgpuprobe
  * never links a CUDA library: the CUDA headers are used for types and enum
  * values only, and every function is looked up with dlsym by the name the
@@ -38,7 +38,7 @@ typedef struct gp_cuda {
      * initialised CUDA library under its own threads is unsafe. */
     int rt_initialized;
     int drv_initialized;
-    int blas_initialized;   /* set by the matmul code after cublasCreate */
+    int blas_initialized;   /* set by the matmul and bandwidth code after cublasCreate */
     /* NVML (optional, lib/nvml.h): loaded once enumeration has found
      * CUDA devices, and by the cause decision; shut down at unload. */
     gp_nvml nvml;
@@ -94,6 +94,10 @@ typedef struct gp_cuda {
                                  const void *, cudaDataType, int, const void *,
                                  void *, cudaDataType, int, cublasComputeType_t,
                                  cublasGemmAlgo_t);
+        /* The bandwidth measurement's read (cuda_bandwidth.c). */
+        cublasStatus_t (*Sdot)(cublasHandle_t, int, const float *, int, const float *, int,
+                               float *);                        /* cublasSdot_v2 */
+        cublasStatus_t (*SetPointerMode)(cublasHandle_t, cublasPointerMode_t); /* ..._v2 */
     } blas;
     /* Driver calls of cuda_device.c (context entry, the memory fallback): the primary
      * context is retained and pushed/popped, so the calling thread's current
@@ -121,6 +125,13 @@ const char *gp_cuda_rt_error_name(const gp_cuda *cuda, cudaError_t err);
 const char *gp_cuda_drv_error_name(const gp_cuda *cuda, CUresult r);
 /* Name of a cuBLAS status, e.g. "CUBLAS_STATUS_ALLOC_FAILED" (never NULL). */
 const char *gp_cublas_status_name(const gp_cuda *cuda, cublasStatus_t st);
+/* Fail with a runtime call's error: "<call> failed: cudaError...",
+ * GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY for cudaErrorMemoryAllocation and
+ * GPUPROBE_ERR_CUDA otherwise; a non-sticky error is cleared first. */
+gpuprobe_status gp_cuda_rt_fail(gpuprobe_context *ctx, const char *call, cudaError_t e);
+/* The same for a cuBLAS call: DEVICE_OUT_OF_MEMORY for ALLOC_FAILED,
+ * UNSUPPORTED for NOT_SUPPORTED and ARCH_MISMATCH, else GPUPROBE_ERR_CUDA. */
+gpuprobe_status gp_cublas_fail(gpuprobe_context *ctx, const char *call, cublasStatus_t s);
 /* Fail with a driver call's error on a device: "cuX on cuda:N (name)
  * failed with CUDA_ERROR_...", DEVICE_OUT_OF_MEMORY for
  * CUDA_ERROR_OUT_OF_MEMORY and GPUPROBE_ERR_CUDA otherwise. */

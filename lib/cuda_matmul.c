@@ -94,25 +94,13 @@ static const char *rt_name(const gp_cuda *cu, cudaError_t e)
 static gpuprobe_status rt_fail(gpuprobe_context *ctx, const char *call,
                                cudaError_t e)
 {
-    const gp_cuda *cu = ctx->cuda;
-    if (cu->rt.GetLastError)
-        (void)cu->rt.GetLastError(); /* clear a non-sticky error */
-    gpuprobe_status st = e == cudaErrorMemoryAllocation
-                             ? GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY
-                             : GPUPROBE_ERR_CUDA;
-    return gp_fail(ctx, st, "%s failed: %s", call, rt_name(cu, e));
+    return gp_cuda_rt_fail(ctx, call, e);
 }
 
 static gpuprobe_status blas_fail(gpuprobe_context *ctx, const char *call,
                                  cublasStatus_t s)
 {
-    gpuprobe_status st = GPUPROBE_ERR_CUDA;
-    if (s == CUBLAS_STATUS_ALLOC_FAILED)
-        st = GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY;
-    else if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
-        st = GPUPROBE_ERR_UNSUPPORTED;
-    return gp_fail(ctx, st, "%s failed: %s", call,
-                   gp_cublas_status_name(ctx->cuda, s));
+    return gp_cublas_fail(ctx, call, s);
 }
 
 /* The per-device state for the current device, created on first use. */

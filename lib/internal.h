@@ -186,12 +186,12 @@ void gp_quote_inplace(char *text);
 /* secure_getenv where available. */
 const char *gp_getenv(const char *name);
 
-/* ---- params.c: the parameter table behind the three option objects ----
+/* ---- params.c: the parameter table behind the option objects ----
  *
- * gpuprobe_matmul_options, gpuprobe_plan_options and gpuprobe_model are
- * each a struct whose first member is a gp_params: integer values by key
- * (0 .. count - 1), each within the bounds of its row of a table and
- * starting at its default. The functions return what the public calls
+ * gpuprobe_matmul_options, gpuprobe_bandwidth_options, gpuprobe_plan_options
+ * and gpuprobe_model are each a struct whose first member is a gp_params:
+ * integer values by key (0 .. count - 1), each within the bounds of its row
+ * of a table and starting at its default. The functions return what the public calls
  * return: GPUPROBE_ERR_INVALID_ARGUMENT (an unknown key, a NULL pointer, a
  * value out of bounds: nothing changed), GPUPROBE_OK. */
 #define GP_PARAMS_MAX 16

@@ -137,3 +137,21 @@ const char *gpuprobe_workload_name(gpuprobe_workload workload)
 {
     return gp_workload_known(workload) ? workload_table[workload] : "unknown";
 }
+
+/* ---- bandwidth tests ---- */
+
+static const char *const bw_test_table[] = {
+#define GP_ROW(c, name) [c] = name,
+    GP_BANDWIDTH_TEST_MAP(GP_ROW)
+#undef GP_ROW
+};
+
+_Static_assert(sizeof bw_test_table / sizeof bw_test_table[0] == GP_BW_NTESTS,
+               "gpuprobe_bandwidth_test is dense from 0 and GP_BW_NTESTS counts it");
+
+GP_KNOWN_FN(gp_bandwidth_test_known, gpuprobe_bandwidth_test, GP_BANDWIDTH_TEST_MAP)
+
+const char *gpuprobe_bandwidth_test_name(gpuprobe_bandwidth_test test)
+{
+    return gp_bandwidth_test_known(test) ? bw_test_table[test] : "unknown";
+}

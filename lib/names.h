@@ -107,6 +107,16 @@
         return 0;                                                             \
     }
 
+/* X(constant, name): the bandwidth tests (1.2). */
+#define GP_BANDWIDTH_TEST_MAP(X)                                              \
+    X(GPUPROBE_BANDWIDTH_TEST_READ, "read")                                   \
+    X(GPUPROBE_BANDWIDTH_TEST_COPY, "copy")                                   \
+    X(GPUPROBE_BANDWIDTH_TEST_TRIAD, "triad")                                 \
+    X(GPUPROBE_BANDWIDTH_TEST_H2D_PINNED, "h2d_pinned")                       \
+    X(GPUPROBE_BANDWIDTH_TEST_H2D_PAGEABLE, "h2d_pageable")                   \
+    X(GPUPROBE_BANDWIDTH_TEST_D2H_PINNED, "d2h_pinned")                       \
+    X(GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE, "d2h_pageable")
+
 /* names.c (the library only; the commands use format.h): the dtype's
  * columns, 0 for a value outside the enum. */
 unsigned gp_dtype_half_bytes(gpuprobe_dtype dtype);
@@ -115,5 +125,8 @@ unsigned gp_dtype_matmul(gpuprobe_dtype dtype);
 /* 1 when the value is one of the enum's constants. */
 int gp_dtype_known(gpuprobe_dtype dtype);
 int gp_workload_known(gpuprobe_workload workload);
+int gp_bandwidth_test_known(gpuprobe_bandwidth_test test);
+/* How many bandwidth tests there are (dense from 0). */
+#define GP_BW_NTESTS 7
 
 #endif

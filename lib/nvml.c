@@ -67,8 +67,12 @@ static const struct {
     {"nvmlDeviceGetGraphicsRunningProcesses_v3", F(GraphicsProcesses)},
     {"nvmlDeviceGetGraphicsRunningProcesses_v2", F(GraphicsProcesses)},
     {"nvmlDeviceGetGraphicsRunningProcesses", F(GraphicsProcessesV1)},
+    {"nvmlDeviceGetMemoryBusWidth", F(DeviceGetMemoryBusWidth)},
+    {"nvmlDeviceGetMaxClockInfo", F(DeviceGetMaxClockInfo)},
 };
 
+/* NVML_CLOCK_MEM: the memory clock of nvmlClockType_t. */
+#define NVML_CLOCK_MEM 2
 /* NVML_TEMPERATURE_GPU: the GPU die's sensor. */
 #define NVML_TEMPERATURE_GPU 0
 /* NVML_DEVICE_MIG_ENABLE */
@@ -331,6 +335,18 @@ int gp_nvml_query_int(const gp_nvml *n, void *h, gp_nvml_query q, int64_t *v,
     case GP_NVML_PCIE_MAX_WIDTH:
         *call = "nvmlDeviceGetMaxPcieLinkWidth";
         return get_uint(f->DeviceGetMaxPcieLinkWidth, h, v);
+    case GP_NVML_MEMORY_BUS_WIDTH:
+        *call = "nvmlDeviceGetMemoryBusWidth";
+        return get_uint(f->DeviceGetMemoryBusWidth, h, v);
+    case GP_NVML_MAX_MEMORY_CLOCK: {
+        unsigned mhz = 0;
+        *call = "nvmlDeviceGetMaxClockInfo";
+        if (f->DeviceGetMaxClockInfo)
+            rc = f->DeviceGetMaxClockInfo(h, NVML_CLOCK_MEM, &mhz);
+        if (rc == GP_NVML_SUCCESS)
+            *v = mhz;
+        return rc;
+    }
     }
     *call = "?";
     return GP_NVML_MISSING;

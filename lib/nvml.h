@@ -1,7 +1,8 @@
 /*
  * nvml.h - run-time loading of NVML (libnvidia-ml.so.1) and the device
  * queries libgpuprobe asks it: memory without a CUDA context, health
- * (utilisation, temperature, power, compute processes), MIG and PCIe.
+ * (utilisation, temperature, power, compute processes), MIG, PCIe and the
+ * memory's bus width and clock.
  *
  * NVML is optional: nothing here is needed for CUDA to work. It is never
  * linked; the NVML header is not part of every CUDA toolkit, so the few
@@ -113,6 +114,8 @@ typedef struct gp_nvml_fns {
     gp_nvml_procs_v1_fn ComputeProcessesV1;
     gp_nvml_procs_fn GraphicsProcesses;
     gp_nvml_procs_v1_fn GraphicsProcessesV1;
+    gp_nvml_uint_fn DeviceGetMemoryBusWidth;                  /* bits */
+    int (*DeviceGetMaxClockInfo)(void *, int, unsigned *);   /* MHz */
 } gp_nvml_fns;
 
 typedef struct gp_nvml {
@@ -179,7 +182,9 @@ typedef enum gp_nvml_query {
     GP_NVML_PCIE_GEN,
     GP_NVML_PCIE_WIDTH,
     GP_NVML_PCIE_MAX_GEN,
-    GP_NVML_PCIE_MAX_WIDTH
+    GP_NVML_PCIE_MAX_WIDTH,
+    GP_NVML_MEMORY_BUS_WIDTH,  /* bits */
+    GP_NVML_MAX_MEMORY_CLOCK   /* MHz, nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM) */
 } gp_nvml_query;
 #define GP_NVML_MISSING (-1)
 int gp_nvml_query_int(const gp_nvml *n, void *h, gp_nvml_query q, int64_t *v,

@@ -159,6 +159,10 @@ simcuda_scenario(scenario_matmul gpuprobe)
 add_test(NAME scenario.matmul COMMAND scenario_matmul)
 simcuda_test_env(scenario.matmul)
 
+simcuda_scenario(scenario_bandwidth gpuprobe)
+add_test(NAME scenario.bandwidth COMMAND scenario_bandwidth)
+simcuda_test_env(scenario.bandwidth)
+
 # Probing without touching: NVML's answers, the call log's proof.
 simcuda_scenario(scenario_nvml gpuprobe)
 add_test(NAME scenario.nvml COMMAND scenario_nvml)
@@ -505,6 +509,21 @@ simcuda_program(tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" gpuprobe-
   --json-eq results.0.verified=true --json-eq results.0.runs=3
   --json-eq results.0.compute_type=\"CUBLAS_COMPUTE_32F_FAST_TF32\"
   -- --size 77 --device cuda:0 --dtype tf32 --runs 3 --json)
+# gpuprobe-bench --bandwidth on a simulated H200: the six GPU tests, the
+# peaks from NVML, the link read while the copies are queued (deferred
+# work); nothing left allocated at exit.
+simcuda_program(bandwidth.json "mode=deferred;${SIMCUDA_ONE_H200};pcie_idle=1x16" gpuprobe-bench --err-empty
+  --json-eq bandwidth.0.device=\"cuda:0\" --json-eq bandwidth.0.error=null
+  --json-eq bandwidth.0.buffer_bytes=1048576 --json-eq bandwidth.0.pcie.gen=5
+  --json-eq bandwidth.0.pcie.degraded=false --json-eq bandwidth.0.tests.5.test=\"d2h_pageable\"
+  --json-eq bandwidth.0.memory_peak_gbps=4916.736 --json-has "bandwidth.0.method=cuBLAS 13.1.0 cublasSdot_v2"
+  --sim-calls-some "cublasSdot_v2|nvmlDeviceGetCurrPcieLinkGeneration"
+  -- --bandwidth --device cuda:0 --bytes 1MiB --runs 2 --json)
+simcuda_program(bandwidth.degraded "${SIMCUDA_ONE_H200};pcie=4x8" gpuprobe-bench --clean --err-empty
+  --out "\ncuda:0 \\(NVIDIA H200\\): buffers of 1\\.0 MB, best \\(median\\) of 2 passes:\n  read  +[0-9.]+ GB/s"
+  --out "\n  h2d_pinned +[0-9.]+ GB/s \\([0-9.]+\\), [0-9]+% of peak\\x3b pinned\n"
+  --out "\n  PCIe link 4x8 under load \\(15\\.8 GB/s\\), maximum 5x16 \\(63\\.0 GB/s\\): DEGRADED"
+  -- --bandwidth --device cuda:0 --bytes 1MiB --runs 2)
 simcuda_program(cuda_1.fp16.json "${SIMCUDA_TWO}" gpuprobe-bench --err-empty
   --json-eq results.0.device=\"cuda:1\" --json-eq results.0.device_name=\"NVIDIA\ H200\"
   --json-eq results.0.verified=true -- --size 40 --device cuda:1 --dtype fp16 --runs 2 --json)

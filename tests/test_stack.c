@@ -207,6 +207,21 @@ static int c_matmul(void)
     gpuprobe_matmul_options_destroy(o);
     return bad;
 }
+static int c_bandwidth(void)
+{
+    gpuprobe_bandwidth_options *o = NULL;
+    if (gpuprobe_bandwidth_options_create(&o) != GPUPROBE_OK)
+        return 1;
+    gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_BUFFER_BYTES, 65536);
+    gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_RUNS, 1);
+    gpuprobe_bandwidth_result *r = NULL;
+    gpuprobe_context *ctx = fresh(0);
+    int bad = !ctx || gpuprobe_bandwidth_run(ctx, 0, o, 0, &r) != GPUPROBE_OK;
+    gpuprobe_bandwidth_result_destroy(r);
+    gpuprobe_context_destroy(ctx);
+    gpuprobe_bandwidth_options_destroy(o);
+    return bad;
+}
 static int c_context_free(void)
 {
     uint64_t v = 0;
@@ -235,6 +250,7 @@ static const struct {
     {"select failures", c_select_failures},
     {"select (simulated CUDA)", c_select_simulated},
     {"matmul 24^3 fp32 (CPU)", c_matmul},
+    {"bandwidth 64 KiB (CPU)", c_bandwidth},
     {"context-free calls", c_context_free},
 };
 #define NCALLS (sizeof calls / sizeof calls[0])

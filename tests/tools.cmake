@@ -244,6 +244,25 @@ if(TARGET gpuprobe-smi)
   endforeach()
   gpuprobe_run_test(tools.bench.cpu_json gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
     --json-has "results.0.device=cpu" --json-has "results.0.dtype=fp64" -- --json --device cpu --dtype fp64 --size 40 --runs 2)
+  # --bandwidth: the CPU's three tests, in text and JSON; the matmul's
+  # options refused with it, --bytes without it, a size too small.
+  gpuprobe_run_test(tools.bench.bandwidth gpuprobe-bench --clean --err-empty
+    --out "^Bandwidth, GB/s = 10\\^9 bytes/s"
+    --out "\ncpu \\([^\n]*\\): buffers of 1\\.0 MB, best \\(median\\) of 2 passes:\n  read  +[0-9.]+ GB/s \\([0-9.]+\\)\n  copy  +[0-9.]+ GB/s \\([0-9.]+\\)\\x3b read \\+ written\n  triad  +[0-9.]+ GB/s"
+    --out "\n  C kernels \\([^\n]*, [0-9]+ threads? \\(" -- --bandwidth --device cpu --bytes 1MB --runs 2)
+  gpuprobe_run_test(tools.bench.bandwidth_json gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
+    --json-eq bandwidth.0.device=\"cpu\" --json-eq bandwidth.0.error=null
+    --json-eq bandwidth.0.buffer_bytes=1048576 --json-eq bandwidth.0.runs=3 --json-eq bandwidth.0.pcie=null
+    --json-eq bandwidth.0.tests.0.test=\"read\" --json-eq bandwidth.0.tests.0.bytes=1048576
+    --json-eq bandwidth.0.tests.1.bytes=2097152 --json-eq bandwidth.0.tests.2.bytes=3145728
+    -- --bandwidth --device cpu --bytes 1MiB --runs 3 --json)
+  gpuprobe_run_test(tools.bench.bandwidth_cuda_unusable gpuprobe-bench --rc 1 --env GPUPROBE_CUDA=off
+    --json ${GPUPROBE_JSON_DOC} --json-has "error.status=cuda_unavailable" -- --bandwidth --json --device cuda)
+  foreach(bad "--bandwidth;--size;64" "--bandwidth;--dtype;fp16" "--bytes;1GiB" "--bandwidth;--bytes;4095"
+          "--bandwidth;--bytes;2TiB" "--bandwidth;--bytes;1.5")
+    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${bad}")
+    gpuprobe_run_test(tools.bench.bad${n} gpuprobe-bench --rc 2 --out-empty -- ${bad})
+  endforeach()
 
   # gpuprobe-fit: listings, --params, the "no" answer.
   gpuprobe_run_test(tools.fit.params gpuprobe-fit

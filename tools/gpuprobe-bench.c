@@ -3,7 +3,8 @@
  * seeded random inputs, setup and transfers timed apart, warm-up, the
  * median of several timed runs (CUDA events on a GPU), every result
  * verified. On a GPU it also measures the tensor-core precisions of the
- * lesson's "Key terms" (fp32 vs tf32 vs fp16 vs bf16). See
+ * lesson's "Key terms" (fp32 vs tf32 vs fp16 vs bf16). With --bandwidth it
+ * measures memory and host-link bandwidth instead (docs/bandwidth.md). See
  * gpuprobe-bench(1) and docs/json.md.
  *
  * SPDX-License-Identifier: BSD-2-Clause
@@ -13,7 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_JSON };
+enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_BANDWIDTH, OPT_BYTES,
+       OPT_JSON };
 
 static const cli_option options[] = {
     [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
@@ -21,7 +23,9 @@ static const cli_option options[] = {
     [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA)", 0},
     [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)", 0},
     [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)", 0},
-    [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured)", 0},
+    [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured); with --bandwidth, CPU threads (default: one per core)", 0},
+    [OPT_BANDWIDTH] = {"bandwidth", NULL, "measure memory and host-link bandwidth instead (read, copy, triad; GPU transfers)", 0},
+    [OPT_BYTES] = {"bytes", "SIZE", "with --bandwidth: bytes of each buffer, e.g. 1GiB (default: by the size rule)", 0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -42,7 +46,9 @@ static struct {
     int dtype_given;
     gpuprobe_dtype dtype;
     const char *device;
-} args = {5000, 0, 0, 0, 0, GPUPROBE_DTYPE_FP32, NULL};
+    int bandwidth, matmul_given;
+    uint64_t bytes;
+} args = {5000, 0, 0, 0, 0, GPUPROBE_DTYPE_FP32, NULL, 0, 0, 0};
 
 static rec recs[MAX_RECS];
 static size_t nrecs;
@@ -243,9 +249,22 @@ static int option(int opt, const char *v)
     if (opt == OPT_DTYPE) {
         if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK || args.dtype > GPUPROBE_DTYPE_BF16)
             return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16");
-        args.dtype_given = 1;
+        args.dtype_given = args.matmul_given = 1;
         return CLI_EXIT_OK;
     }
+    if (opt == OPT_BANDWIDTH) {
+        args.bandwidth = 1;
+        return CLI_EXIT_OK;
+    }
+    if (opt == OPT_BYTES) {
+        int64_t lo = 0, hi = 0;
+        gpuprobe_bandwidth_param_bounds(GPUPROBE_BANDWIDTH_BUFFER_BYTES, &lo, &hi);
+        if (cli_parse_size(v, (uint64_t)hi, &args.bytes) != 0 || args.bytes < 4096)
+            return cli_bad_value(v, "--bytes wants a size from 4096 bytes to 1TiB, e.g. 512MiB");
+        return CLI_EXIT_OK;
+    }
+    if (opt == OPT_SIZE || opt == OPT_BATCH)
+        args.matmul_given = 1;
     gpuprobe_matmul_param p = opt == OPT_SIZE    ? GPUPROBE_MATMUL_M
                               : opt == OPT_RUNS  ? GPUPROBE_MATMUL_MIN_RUNS
                               : opt == OPT_BATCH ? GPUPROBE_MATMUL_BATCH
@@ -450,16 +469,286 @@ static int run(gpuprobe_context *ctx)
     return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
+/* ---- --bandwidth ---- */
+
+/* One device's bandwidth run, or why it failed. */
+typedef struct bw_rec {
+    char spec[32];
+    gpuprobe_status st;
+    char error[512];
+    gpuprobe_bandwidth_result *r;
+} bw_rec;
+
+static bw_rec bw_recs[2];
+static size_t bw_nrecs;
+
+static void bw_one(gpuprobe_context *ctx, size_t device, int64_t runs, int64_t threads, uint64_t bytes)
+{
+    bw_rec *x = &bw_recs[bw_nrecs++];
+    const char *spec = "?";
+    gpuprobe_device_get_string(ctx, device, GPUPROBE_ATTR_SPEC, &spec);
+    snprintf(x->spec, sizeof x->spec, "%s", spec);
+    gpuprobe_bandwidth_options *o = NULL;
+    x->st = gpuprobe_bandwidth_options_create(&o);
+    if (x->st == GPUPROBE_OK) {
+        gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_BUFFER_BYTES, (int64_t)bytes);
+        if (runs > 0)
+            gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_RUNS, runs);
+        gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_CPU_THREADS, threads);
+        x->st = gpuprobe_bandwidth_run(ctx, device, o, 0, &x->r);
+        gpuprobe_bandwidth_options_destroy(o);
+    }
+    if (x->st != GPUPROBE_OK)
+        snprintf(x->error, sizeof x->error, "%s", gpuprobe_last_error(ctx));
+}
+
+static double bw_d(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
+{
+    double v = 0;
+    gpuprobe_bandwidth_result_get_double(r, m, &v);
+    return v;
+}
+
+static int64_t bw_i(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
+{
+    int64_t v = -1;
+    gpuprobe_bandwidth_result_get_int(r, m, &v);
+    return v;
+}
+
+static const char *bw_s(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
+{
+    const char *v = "";
+    gpuprobe_bandwidth_result_get_string(r, m, &v);
+    return v;
+}
+
+/* How each test's bytes are counted, for the text. */
+static const char *const bw_counted[] = {"", "read + written", "3 arrays", "pinned", "pageable",
+                                         "pinned", "pageable"};
+
+static void bw_print_rec(const bw_rec *x)
+{
+    const gpuprobe_bandwidth_result *r = x->r;
+    int cuda = strncmp(x->spec, "cuda", 4) == 0;
+    if (!r) {
+        cli_line("%s: failed (%s): %s", x->spec, gpuprobe_status_string(x->st), x->error);
+        return;
+    }
+    char size[32], cache[32];
+    cli_bytes(size, sizeof size, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
+    cli_bytes(cache, sizeof cache, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES));
+    cli_put("%s (%s): buffers of %s", x->spec, bw_s(r, GPUPROBE_BANDWIDTH_METRIC_DEVICE_NAME), size);
+    if (bw_i(r, GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES) > 0 && bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES) > 0)
+        cli_put(" (%s cache: %s)", cuda ? "L2" : "last-level", cache);
+    cli_line(", best (median) of %lld passes:", (long long)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_RUNS));
+    for (int t = 0; t < 7; t++) {
+        double best = 0, median = 0, frac = 0;
+        if (gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BEST_GBPS, &best) != GPUPROBE_OK)
+            continue;
+        gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_MEDIAN_GBPS, &median);
+        gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_PEAK_FRACTION, &frac);
+        cli_put("  %-13s %9.1f GB/s (%.1f)", gpuprobe_bandwidth_test_name(t), best, median);
+        if (frac > 0)
+            cli_put(", %.0f%% of peak", 100 * frac);
+        cli_line("%s%s", bw_counted[t][0] ? "; " : "", bw_counted[t]);
+    }
+    double peak = bw_d(r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS);
+    if (peak > 0)
+        cli_line("  memory peak %.1f GB/s (%s)", peak, bw_s(r, GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE));
+    else
+        cli_line("  memory peak: %s", bw_s(r, GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE));
+    if (cuda && bw_i(r, GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_GEN) > 0) {
+        int64_t deg = bw_i(r, GPUPROBE_BANDWIDTH_METRIC_LINK_DEGRADED);
+        cli_line("  PCIe link %lldx%lld under load (%.1f GB/s), maximum %lldx%lld (%.1f GB/s)%s",
+                 (long long)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_PCIE_GEN),
+                 (long long)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_PCIE_WIDTH),
+                 bw_d(r, GPUPROBE_BANDWIDTH_METRIC_LINK_PEAK_GBPS),
+                 (long long)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_GEN),
+                 (long long)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_WIDTH),
+                 bw_d(r, GPUPROBE_BANDWIDTH_METRIC_LINK_MAX_PEAK_GBPS),
+                 deg > 0 ? ": DEGRADED, below its maximum" : deg < 0 ? " (degraded: unknown)" : "");
+    }
+    cli_line("  %s; setup %.3fs", bw_s(r, GPUPROBE_BANDWIDTH_METRIC_METHOD),
+             bw_d(r, GPUPROBE_BANDWIDTH_METRIC_SETUP_S));
+}
+
+static void bw_set_num_or_null(struct json_object *o, const char *key, double v, int known)
+{
+    if (known)
+        cli_set_num(o, key, v);
+    else
+        cli_set_null(o, key);
+}
+
+static struct json_object *bw_link_json(const gpuprobe_bandwidth_result *r)
+{
+    struct json_object *o = cli_obj();
+    static const struct {
+        const char *key;
+        gpuprobe_bandwidth_metric m;
+    } i[] = {{"gen", GPUPROBE_BANDWIDTH_METRIC_PCIE_GEN}, {"width", GPUPROBE_BANDWIDTH_METRIC_PCIE_WIDTH},
+             {"max_gen", GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_GEN},
+             {"max_width", GPUPROBE_BANDWIDTH_METRIC_PCIE_MAX_WIDTH}};
+    for (size_t k = 0; k < sizeof i / sizeof i[0]; k++) {
+        int64_t v = bw_i(r, i[k].m);
+        if (v < 0)
+            cli_set_null(o, i[k].key);
+        else
+            cli_set_i64(o, i[k].key, v);
+    }
+    int64_t deg = bw_i(r, GPUPROBE_BANDWIDTH_METRIC_LINK_DEGRADED);
+    if (deg < 0)
+        cli_set_null(o, "degraded");
+    else
+        cli_set_bool(o, "degraded", deg > 0);
+    double p = bw_d(r, GPUPROBE_BANDWIDTH_METRIC_LINK_PEAK_GBPS);
+    double m = bw_d(r, GPUPROBE_BANDWIDTH_METRIC_LINK_MAX_PEAK_GBPS);
+    bw_set_num_or_null(o, "peak_gbps", p, p > 0);
+    bw_set_num_or_null(o, "max_peak_gbps", m, m > 0);
+    return o;
+}
+
+static struct json_object *bw_tests_json(const gpuprobe_bandwidth_result *r)
+{
+    static const struct {
+        const char *key;
+        gpuprobe_bandwidth_figure f;
+    } f[] = {{"bytes", GPUPROBE_BANDWIDTH_BYTES}, {"best_gbps", GPUPROBE_BANDWIDTH_BEST_GBPS},
+             {"median_gbps", GPUPROBE_BANDWIDTH_MEDIAN_GBPS}, {"worst_gbps", GPUPROBE_BANDWIDTH_WORST_GBPS},
+             {"best_s", GPUPROBE_BANDWIDTH_BEST_S}, {"median_s", GPUPROBE_BANDWIDTH_MEDIAN_S},
+             {"repeats", GPUPROBE_BANDWIDTH_REPEATS}, {"peak_fraction", GPUPROBE_BANDWIDTH_PEAK_FRACTION}};
+    struct json_object *tests = cli_arr();
+    for (int t = 0; t < 7; t++) {
+        double v = 0;
+        if (gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BYTES, &v) != GPUPROBE_OK)
+            continue;
+        struct json_object *o = cli_obj();
+        cli_set_str(o, "test", gpuprobe_bandwidth_test_name(t));
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            gpuprobe_bandwidth_result_test(r, t, f[k].f, &v);
+            if (k == 0 || k == 6)
+                cli_set_i64(o, f[k].key, (int64_t)v);
+            else
+                bw_set_num_or_null(o, f[k].key, v, k != 7 || v > 0);
+        }
+        cli_push(tests, o);
+    }
+    return tests;
+}
+
+static struct json_object *bw_rec_json(const bw_rec *x)
+{
+    struct json_object *o = cli_obj();
+    cli_set_str(o, "device", x->spec);
+    if (x->st != GPUPROBE_OK)
+        cli_set(o, "error", cli_error_obj(gpuprobe_status_name(x->st), x->error));
+    else
+        cli_set_null(o, "error");
+    const gpuprobe_bandwidth_result *r = x->r;
+    if (!r)
+        return o;
+    cli_set_str(o, "device_name", bw_s(r, GPUPROBE_BANDWIDTH_METRIC_DEVICE_NAME));
+    static const struct {
+        const char *key;
+        gpuprobe_bandwidth_metric m;
+    } i[] = {{"buffer_bytes", GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES},
+             {"target_bytes", GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES},
+             {"cache_bytes", GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES},
+             {"threads", GPUPROBE_BANDWIDTH_METRIC_THREADS},
+             {"pinned_threads", GPUPROBE_BANDWIDTH_METRIC_PINNED_THREADS},
+             {"runs", GPUPROBE_BANDWIDTH_METRIC_RUNS}};
+    for (size_t k = 0; k < sizeof i / sizeof i[0]; k++)
+        cli_set_i64(o, i[k].key, bw_i(r, i[k].m));
+    double peak = bw_d(r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS);
+    bw_set_num_or_null(o, "memory_peak_gbps", peak, peak > 0);
+    cli_set_str(o, "peak_source", bw_s(r, GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE));
+    cli_set_str(o, "method", bw_s(r, GPUPROBE_BANDWIDTH_METRIC_METHOD));
+    cli_set_num(o, "setup_s", bw_d(r, GPUPROBE_BANDWIDTH_METRIC_SETUP_S));
+    if (strncmp(x->spec, "cuda", 4) == 0)
+        cli_set(o, "pcie", bw_link_json(r));
+    else
+        cli_set_null(o, "pcie");
+    cli_set(o, "tests", bw_tests_json(r));
+    return o;
+}
+
+/* --bandwidth: --device's device only, or the CPU then the best GPU. */
+static int bw_run(gpuprobe_context *ctx, const char *device, int64_t runs, int64_t threads,
+                  uint64_t bytes)
+{
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_NOT_BUILT;
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
+    char reason[640]; /* the detail lives until the next failed call */
+    snprintf(reason, sizeof reason, "%s", detail ? detail : "");
+    size_t dev = 0;
+    if (device) {
+        gpuprobe_status st = gpuprobe_select(ctx, device, NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL);
+        if (st != GPUPROBE_OK) {
+            int rc = cli_fail(ctx, st, "--device %s", device);
+            return st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc;
+        }
+        bw_one(ctx, dev, runs, threads, bytes);
+    } else {
+        bw_one(ctx, 0, runs, threads, bytes);
+        if (cause == GPUPROBE_CUDA_AVAILABLE &&
+            gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL) == GPUPROBE_OK)
+            bw_one(ctx, dev, runs, threads, bytes);
+    }
+    int failed = 0, rc = CLI_EXIT_OK;
+    for (size_t i = 0; i < bw_nrecs; i++)
+        if (bw_recs[i].st != GPUPROBE_OK) {
+            failed = 1;
+            cli_err("bandwidth on %s: %s: %s", bw_recs[i].spec, gpuprobe_status_string(bw_recs[i].st),
+                    bw_recs[i].error);
+        }
+    if (cli_json()) {
+        struct json_object *doc = cli_doc();
+        cli_cuda_json(doc, cause, reason);
+        struct json_object *arr = cli_arr();
+        for (size_t i = 0; i < bw_nrecs; i++)
+            cli_push(arr, bw_rec_json(&bw_recs[i]));
+        cli_set(doc, "bandwidth", arr);
+        rc = cli_print_doc(doc);
+    } else {
+        cli_line("Bandwidth, GB/s = 10^9 bytes/s (docs/bandwidth.md says how bytes are counted):");
+        for (size_t i = 0; i < bw_nrecs; i++)
+            bw_print_rec(&bw_recs[i]);
+        if (!device && cause != GPUPROBE_CUDA_AVAILABLE)
+            cli_line("GPU: not available (%s%s%s)", gpuprobe_cuda_cause_string(cause),
+                     reason[0] ? ": " : "", reason);
+    }
+    for (size_t i = 0; i < bw_nrecs; i++)
+        gpuprobe_bandwidth_result_destroy(bw_recs[i].r);
+    return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static int check(void)
+{
+    if (args.bandwidth && args.matmul_given)
+        return cli_usage_error("--size, --dtype and --batch are a matmul's: not with --bandwidth");
+    if (!args.bandwidth && args.bytes)
+        return cli_usage_error("--bytes is for --bandwidth");
+    return CLI_EXIT_OK;
+}
+
+static int run_command(gpuprobe_context *ctx)
+{
+    return args.bandwidth ? bw_run(ctx, args.device, args.runs, args.threads, args.bytes) : run(ctx);
+}
+
 static const cli_command command = {
     "gpuprobe-bench",
     "Time an N x N matrix multiplication on the CPU and the best GPU (the\n"
-    "lesson's benchmark): warm-up, median of timed runs, results verified.",
+    "lesson's benchmark): warm-up, median of timed runs, results verified.\n"
+    "With --bandwidth, measure memory and host-link bandwidth instead.",
     options,
     "a run failed or its result did not verify, or --device names no usable device",
     "See gpuprobe-bench(1).",
     option,
-    NULL,
-    run,
+    check,
+    run_command,
 };
 
 int main(int argc, char **argv)

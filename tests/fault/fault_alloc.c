@@ -459,6 +459,52 @@ static gpuprobe_status do_matmul_fp32(env *e) { return matmul(e, GPUPROBE_DTYPE_
 static gpuprobe_status do_matmul_cuda(env *e) { return matmul_on(e, 1, GPUPROBE_DTYPE_FP32, 0); }
 static gpuprobe_status do_matmul_fp64_2t(env *e) { return matmul(e, GPUPROBE_DTYPE_FP64, 2); }
 
+static gpuprobe_status do_bandwidth_options(env *e)
+{
+    (void)e;
+    gpuprobe_bandwidth_options *o = (gpuprobe_bandwidth_options *)&e;
+    gpuprobe_status st = gpuprobe_bandwidth_options_create(&o);
+    if (st != GPUPROBE_OK && o != NULL)
+        fail_msg("bandwidth_options_create failed but did not set *out to NULL");
+    gpuprobe_bandwidth_options_destroy(o);
+    return st;
+}
+
+/* A small bandwidth run (64 KiB buffers, one pass) on device; the answer
+ * is the number of tests measured. */
+static gpuprobe_status bandwidth_on(env *e, size_t device)
+{
+    gpuprobe_bandwidth_options *o = NULL;
+    int was_armed = armed;
+    disarm();
+    long k = fail_at, seen = n_allocs;
+    assert_int_equal(gpuprobe_bandwidth_options_create(&o), GPUPROBE_OK);
+    gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_BUFFER_BYTES, 65536);
+    gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_RUNS, 1);
+    armed = was_armed;
+    fail_at = k;
+    n_allocs = seen;
+    gpuprobe_bandwidth_result *r = (gpuprobe_bandwidth_result *)&o;
+    gpuprobe_status st = gpuprobe_bandwidth_run(e->ctx, device, o, 0, &r);
+    disarm();
+    gpuprobe_bandwidth_options_destroy(o);
+    if (st == GPUPROBE_OK) {
+        e->i64 = 0;
+        for (int t = 0; t < 7; t++) {
+            double v;
+            e->i64 += gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BYTES, &v) == GPUPROBE_OK;
+        }
+        gpuprobe_bandwidth_result_destroy(r);
+    } else if (r != NULL) {
+        fail_msg("bandwidth failed with %s but *out is not NULL", gpuprobe_status_name(st));
+    }
+    armed = was_armed;
+    return st;
+}
+
+static gpuprobe_status do_bandwidth_cpu(env *e) { return bandwidth_on(e, 0); }
+static gpuprobe_status do_bandwidth_cuda(env *e) { return bandwidth_on(e, 1); }
+
 static const scenario scenarios[] = {
     {"context_create", 0, 0, do_create, same_none},
     {"device_count", 1, 0, do_count, same_count},
@@ -476,16 +522,19 @@ static const scenario scenarios[] = {
     {"plan_options_create", 0, 0, do_plan_options, same_none},
     {"matmul_cpu_fp32", 1, 0, do_matmul_fp32, same_i64},
     {"matmul_cpu_fp64_threads", 1, 0, do_matmul_fp64_2t, same_i64},
+    {"bandwidth_options_create", 0, 0, do_bandwidth_options, same_none},
+    {"bandwidth_cpu", 1, 0, do_bandwidth_cpu, same_i64},
 };
 #define N_SCEN (sizeof scenarios / sizeof scenarios[0])
 
 /* Run as "fault_alloc cuda" with the simulated NVIDIA stack on the
- * loader's path (tests/simcuda.cmake): a GPU matmul's own host
- * allocations (the cuBLAS state of the context, the device's record and
- * event pool, the run's state), each failing in turn, and everything of
- * it freed at destroy. */
+ * loader's path (tests/simcuda.cmake): a GPU matmul's and a GPU bandwidth
+ * run's own host allocations (the cuBLAS state of the context, the
+ * device's record and event pool, the run's state, the pageable buffer),
+ * each failing in turn, and everything of it freed at destroy. */
 static const scenario cuda_scenarios[] = {
     {"matmul_cuda_fp32", 1, 3, do_matmul_cuda, same_i64},
+    {"bandwidth_cuda", 1, 3, do_bandwidth_cuda, same_i64},
 };
 
 static void setup_env(const scenario *s, env *e)
@@ -768,9 +817,13 @@ int main(int argc, char **argv)
     unsetenv("GPUPROBE_CUDA_LIBDIR");
     make_cgroup_root();
     if (argc > 1 && strcmp(argv[1], "cuda") == 0) {
-        struct CMUnitTest t = cmocka_unit_test_prestate(run_scenario, (void *)&cuda_scenarios[0]);
-        t.name = cuda_scenarios[0].name;
-        int rc = _cmocka_run_group_tests("fault_alloc_cuda", &t, 1, NULL, NULL);
+        const size_t nc = sizeof cuda_scenarios / sizeof cuda_scenarios[0];
+        struct CMUnitTest t[sizeof cuda_scenarios / sizeof cuda_scenarios[0]];
+        for (size_t i = 0; i < nc; i++) {
+            t[i] = (struct CMUnitTest)cmocka_unit_test_prestate(run_scenario, (void *)&cuda_scenarios[i]);
+            t[i].name = cuda_scenarios[i].name;
+        }
+        int rc = _cmocka_run_group_tests("fault_alloc_cuda", t, nc, NULL, NULL);
         sr_rm_tree(cgroup_root);
         return rc;
     }

@@ -36,7 +36,7 @@ enum { S_GLOBAL = 1, S_GPU = 2, S_MIG = 4 };
 typedef enum kind {
     K_STRING, K_BYTES, K_INT, K_MHZ, K_CC, K_DOUBLE, K_UUID, K_PCI, K_PRESET,
     K_DRIVER_VERSION, K_CODE, K_MODE, K_BUG, K_FAIL, K_FAIL_LATE, K_FAULT_ASYNC,
-    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS, K_ID
+    K_PERCENT, K_WATTS, K_LINK, K_PROCESS, K_ACCESS, K_ID, K_DOT_BUG
 } kind;
 
 typedef struct key {
@@ -60,6 +60,7 @@ static const key keys[] = {
     {"context_bytes", S_GLOBAL, K_BYTES, G(ctx_bytes), 0},
     {"mode", S_GLOBAL, K_MODE, G(deferred), 0},
     {"gemm_bug", S_GLOBAL, K_BUG, G(gemm_bug), 0},
+    {"dot_bug", S_GLOBAL, K_DOT_BUG, G(dot_bug), 0},
     {"cublas_version", S_GLOBAL, K_INT, G(blas_version), 0},
     {"gemm_launch_ns", S_GLOBAL, K_INT, G(gemm_launch_ns), 0},
     {"fail", S_GLOBAL, K_FAIL, 0, 0},
@@ -81,6 +82,9 @@ static const key keys[] = {
     {"bus_bits", S_GPU, K_INT, U(bus_bits), 0},
     {"tflops", S_GPU | S_MIG, K_DOUBLE, U(tflops), 0},
     {"copy_gbps", S_GPU | S_MIG, K_DOUBLE, U(copy_gbps), 0},
+    {"memory_gbps", S_GPU | S_MIG, K_DOUBLE, U(memory_gbps), 0},
+    {"pageable_gbps", S_GPU | S_MIG, K_DOUBLE, U(pageable_gbps), 0},
+    {"l2", S_GPU, K_BYTES, U(l2_bytes), 0},
     {"utilization", S_GPU, K_PERCENT, U(util_gpu), 0},
     {"memory_utilization", S_GPU, K_PERCENT, U(util_mem), 0},
     {"temperature", S_GPU, K_INT, U(temp_c), 0},
@@ -88,6 +92,7 @@ static const key keys[] = {
     {"power_limit", S_GPU, K_WATTS, U(power_limit_mw), 0},
     {"pcie", S_GPU, K_LINK, 0, 0},
     {"pcie_max", S_GPU, K_LINK, 0, 0},
+    {"pcie_idle", S_GPU, K_LINK, 0, 0},
     {"process", S_GPU | S_MIG, K_PROCESS, 0, 0},
     {"nvml_access", S_GPU, K_ACCESS, 0, 0},
     {"profile", S_MIG, K_STRING, U(profile), sizeof(((sim_unit *)0)->profile)},
@@ -99,22 +104,23 @@ static const key keys[] = {
 
 /* Illustrative figures of common boards (public specifications): name,
  * compute capability, SMs, boost and memory clocks (MHz), bus width,
- * memory as CUDA reports it, fp32 TFLOP/s, host link GB/s. */
+ * memory as CUDA reports it, fp32 TFLOP/s, host link GB/s (pinned),
+ * memory GB/s (the published figure), L2 cache (MiB). */
 static const struct preset {
     const char *id, *name;
     int major, minor, sms, clock_mhz, mem_mhz, bus;
     uint64_t total;
-    double tflops, gbps;
+    double tflops, gbps, mem_gbps, l2_mib;
     int pcie_gen, tdp_w, mig;
 } presets[] = {
-    {"H200", "NVIDIA H200", 9, 0, 132, 1980, 3201, 6144, UINT64_C(150754820096), 67.0, 50.0, 5, 700, 1},
-    {"H100", "NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120, UINT64_C(85024112640), 67.0, 50.0, 5, 700, 1},
-    {"A100-80GB", "NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120, UINT64_C(85100068864), 19.5, 25.0, 4, 400, 1},
-    {"A100-40GB", "NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120, UINT64_C(42505273344), 19.5, 25.0, 4, 400, 1},
-    {"L4", "NVIDIA L4", 8, 9, 58, 2040, 6251, 192, UINT64_C(23580639232), 30.3, 25.0, 4, 72, 0},
-    {"RTX4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10501, 384, UINT64_C(25393692672), 82.6, 25.0, 4, 450, 0},
-    {"T4", "Tesla T4", 7, 5, 40, 1590, 5001, 256, UINT64_C(15828320256), 8.1, 12.0, 3, 70, 0},
-    {"K80", "Tesla K80", 3, 7, 13, 823, 2505, 384, UINT64_C(11996954624), 4.1, 12.0, 3, 150, 0},
+    {"H200", "NVIDIA H200", 9, 0, 132, 1980, 3201, 6144, UINT64_C(150754820096), 67.0, 50.0, 4800.0, 50, 5, 700, 1},
+    {"H100", "NVIDIA H100 80GB HBM3", 9, 0, 132, 1980, 2619, 5120, UINT64_C(85024112640), 67.0, 50.0, 3350.0, 50, 5, 700, 1},
+    {"A100-80GB", "NVIDIA A100-SXM4-80GB", 8, 0, 108, 1410, 1593, 5120, UINT64_C(85100068864), 19.5, 25.0, 2039.0, 40, 4, 400, 1},
+    {"A100-40GB", "NVIDIA A100-SXM4-40GB", 8, 0, 108, 1410, 1215, 5120, UINT64_C(42505273344), 19.5, 25.0, 1555.0, 40, 4, 400, 1},
+    {"L4", "NVIDIA L4", 8, 9, 58, 2040, 6251, 192, UINT64_C(23580639232), 30.3, 25.0, 300.0, 48, 4, 72, 0},
+    {"RTX4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, 2520, 10501, 384, UINT64_C(25393692672), 82.6, 25.0, 1008.0, 72, 4, 450, 0},
+    {"T4", "Tesla T4", 7, 5, 40, 1590, 5001, 256, UINT64_C(15828320256), 8.1, 12.0, 320.0, 4, 3, 70, 0},
+    {"K80", "Tesla K80", 3, 7, 13, 823, 2505, 384, UINT64_C(11996954624), 4.1, 12.0, 240.0, 1.5, 3, 150, 0},
 };
 
 /* What a section set explicitly, to fill defaults at its end. */
@@ -336,8 +342,9 @@ static int parse_rule(const char *v, int async, sim_config *cfg, char *err, size
     if (*end)
         return fail(err, esize, line, "'%s': unexpected '%s'", v, end);
     if (async && strcmp(r.func, "cublasGemmEx") != 0 && strcmp(r.func, "cudaMemcpyAsync") != 0 &&
-        strcmp(r.func, "cudaMemsetAsync") != 0)
-        return fail(err, esize, line, "fault_async takes cublasGemmEx, cudaMemcpyAsync or cudaMemsetAsync");
+        strcmp(r.func, "cudaMemsetAsync") != 0 && strcmp(r.func, "cublasSdot_v2") != 0)
+        return fail(err, esize, line, "fault_async takes cublasGemmEx, cublasSdot_v2, "
+                    "cudaMemcpyAsync or cudaMemsetAsync");
     r.async = async;
     cfg->rules[cfg->nrules++] = r;
     return 0;
@@ -355,6 +362,8 @@ static void apply_preset(sim_unit *u, const struct preset *p)
     u->total = p->total;
     u->tflops = p->tflops;
     u->copy_gbps = p->gbps;
+    u->memory_gbps = p->mem_gbps;
+    u->l2_bytes = (uint64_t)(p->l2_mib * 1048576.0);
     u->pcie_max_gen = p->pcie_gen;
     u->pcie_max_width = 16;
     u->power_limit_mw = (unsigned)p->tdp_w * 1000u;
@@ -533,6 +542,14 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
         else
             return fail(err, esize, line, "gemm_bug: '%s' (none, rowmajor, drop_last_k, unwritten)", v);
         return 0;
+    case K_DOT_BUG:
+        if (strcmp(v, "none") == 0)
+            cfg->dot_bug = 0;
+        else if (strcmp(v, "half") == 0)
+            cfg->dot_bug = 1;
+        else
+            return fail(err, esize, line, "dot_bug: '%s' (none, half)", v);
+        return 0;
     case K_PERCENT:
         if (parse_int(v, 0, 100, &x) != 0)
             return fail(err, esize, line, "%s: '%s' is not a percent (0-100)", k, v);
@@ -557,6 +574,9 @@ static int set_key(const char *k, const char *v, section *sec, sim_config *cfg, 
         if (strcmp(k, "pcie") == 0) {
             u->pcie_gen = gen;
             u->pcie_width = width;
+        } else if (strcmp(k, "pcie_idle") == 0) {
+            u->pcie_idle_gen = gen;
+            u->pcie_idle_width = width;
         } else {
             u->pcie_max_gen = gen;
             u->pcie_max_width = width;
@@ -659,6 +679,11 @@ static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
             u->tflops = p->tflops / 7;
         if (!u->copy_gbps)
             u->copy_gbps = p->copy_gbps;
+        if (!u->memory_gbps)
+            u->memory_gbps = p->memory_gbps / 7;
+        if (!u->pageable_gbps)
+            u->pageable_gbps = p->pageable_gbps;
+        u->l2_bytes = p->l2_bytes;
     }
     if (!sec->set_free)
         u->free0 = u->total;
@@ -702,6 +727,14 @@ static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
         u->tflops = 19.5;
     if (!u->copy_gbps)
         u->copy_gbps = 25.0;
+    /* The memory's rate: 40 times the link's without a preset (the time
+     * model of copies and memsets before it had a key of its own). */
+    if (!u->memory_gbps)
+        u->memory_gbps = 40.0 * u->copy_gbps;
+    if (!u->pageable_gbps)
+        u->pageable_gbps = u->copy_gbps / 2.0;
+    if (!u->l2_bytes)
+        u->l2_bytes = UINT64_C(40) << 20;
     /* NVML's figures of an idle GPU (a MIG instance answers none of them). */
     if (!u->temp_c)
         u->temp_c = 32;
@@ -716,6 +749,10 @@ static int finish(section *sec, sim_config *cfg, char *err, size_t esize)
     if (!u->pcie_gen) {
         u->pcie_gen = u->pcie_max_gen;
         u->pcie_width = u->pcie_max_width;
+    }
+    if (!u->pcie_idle_gen) {
+        u->pcie_idle_gen = u->pcie_gen;
+        u->pcie_idle_width = u->pcie_width;
     }
     return 0;
 }

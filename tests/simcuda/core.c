@@ -940,6 +940,9 @@ static void exec_op(sim_stream *s, sim_op *o)
     case OP_GEMM:
         bad = sim_gemm_exec(&o->u.gemm, c, sim.cfg.gemm_bug) != 0;
         break;
+    case OP_DOT:
+        bad = sim_dot_exec(&o->u.dot, c) != 0;
+        break;
     case OP_EVENT: {
         sim_event *e = o->u.event.ev;
         if (e && e->rec_seq == o->u.event.seq) {
@@ -999,6 +1002,36 @@ void sim_run_all(void)
     for (int i = 0; i < sim.cfg.nunits; i++)
         if (sim.cfg.units[i].ctx.active)
             sim_run_ctx(&sim.cfg.units[i].ctx);
+}
+
+int sim_unit_busy(const sim_unit *u)
+{
+    const sim_ctx *c = &u->ctx;
+    if (!c->active)
+        return 0;
+    if (c->null_stream.head)
+        return 1;
+    for (const sim_stream *s = c->streams; s; s = s->next)
+        if (s->head)
+            return 1;
+    return 0;
+}
+
+/* GB/s of one lane, after line encoding (8b/10b to 2.0, 128b/130b from
+ * 3.0, none from 6.0). */
+static double lane_gbps(int gen)
+{
+    static const double rate[] = {0, 0.25, 0.5, 8.0 * 128 / 130 / 8, 16.0 * 128 / 130 / 8,
+                                  32.0 * 128 / 130 / 8, 8.0, 16.0};
+    return gen > 0 && gen < (int)(sizeof rate / sizeof rate[0]) ? rate[gen] : 0.0;
+}
+
+double sim_link_factor(const sim_unit *u)
+{
+    const sim_unit *g = u->parent >= 0 ? &sim.cfg.units[u->parent] : u;
+    double now = lane_gbps(g->pcie_gen) * g->pcie_width;
+    double best = lane_gbps(g->pcie_max_gen) * g->pcie_max_width;
+    return best > 0 && now > 0 && now < best ? now / best : 1.0;
 }
 
 cudaError_t sim_enqueue(sim_stream *s, const sim_op *op)

@@ -21,6 +21,14 @@
  *   fault asynchronously, as on a GPU. FAST_TF32 (or TF32 tensor-op math
  *   with COMPUTE_32F) rounds the inputs to TF32 on compute capability 8.0
  *   and later, unless NVIDIA_TF32_OVERRIDE=0 or pedantic math says not to.
+ * - cublasSdot: the sum of x[i] y[i] over n floats (any non-zero
+ *   increments, a negative one walking the vector from its end; n <= 0
+ *   gives 0) into result, which the pointer mode says is a host float (the
+ *   call then waits for the stream and returns with it written) or a
+ *   device float (queued, like every other call). CUBLAS_STATUS_INVALID_VALUE
+ *   for a NULL result; operands outside their allocation fault
+ *   asynchronously. Time: the launch (gemm_launch_ns), then both vectors at
+ *   the board's memory rate (memory_gbps).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -72,6 +80,7 @@ cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t *handle)
     }
     b->ctx = c;
     b->math = CUBLAS_DEFAULT_MATH;
+    b->pointer_mode = CUBLAS_POINTER_MODE_HOST;
     b->version = SIM_BLAS_VERSION;
     b->next = sim.handles;
     sim.handles = b;
@@ -286,4 +295,70 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_
                 2.0 * (double)m * (double)n * (double)k / rate;
     op.fault = sim_async_fault("cublasGemmEx");
     LEAVE(sim_enqueue(s, &op) == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED);
+}
+
+cublasStatus_t CUBLASWINAPI cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode)
+{
+    ENTER("cublasSetPointerMode_v2");
+    sim_blas *b = live(handle);
+    if (!b)
+        LEAVE(CUBLAS_STATUS_NOT_INITIALIZED);
+    if (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE)
+        LEAVE(CUBLAS_STATUS_INVALID_VALUE);
+    b->pointer_mode = mode;
+    LEAVE(CUBLAS_STATUS_SUCCESS);
+}
+
+cublasStatus_t CUBLASWINAPI cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode)
+{
+    ENTER("cublasGetPointerMode_v2");
+    sim_blas *b = live(handle);
+    if (!b)
+        LEAVE(CUBLAS_STATUS_NOT_INITIALIZED);
+    if (!mode)
+        LEAVE(CUBLAS_STATUS_INVALID_VALUE);
+    *mode = b->pointer_mode;
+    LEAVE(CUBLAS_STATUS_SUCCESS);
+}
+
+/* The stream a handle's work goes to; NULL when it is no longer usable. */
+static sim_stream *handle_stream(sim_blas *b)
+{
+    sim_stream *s = b->stream_set ? b->stream : &b->ctx->null_stream;
+    if (b->stream_set && (!sim_stream_lookup(s, NULL) || s->ctx != b->ctx))
+        return NULL; /* destroyed, or another device's */
+    return s;
+}
+
+cublasStatus_t CUBLASWINAPI cublasSdot_v2(cublasHandle_t handle, int n, const float *x, int incx,
+                                          const float *y, int incy, float *result)
+{
+    ENTER("cublasSdot_v2");
+    sim_blas *b = live(handle);
+    if (!b)
+        LEAVE(CUBLAS_STATUS_NOT_INITIALIZED);
+    if (!result)
+        LEAVE(CUBLAS_STATUS_INVALID_VALUE);
+    sim_stream *s = handle_stream(b);
+    if (!s || b->ctx->fault)
+        LEAVE(CUBLAS_STATUS_EXECUTION_FAILED);
+    sim_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = OP_DOT;
+    op.u.dot = (sim_dot){(uintptr_t)x, (uintptr_t)y, (uintptr_t)result, n, incx, incy,
+                         b->pointer_mode == CUBLAS_POINTER_MODE_HOST};
+    /* Modelled time: the launch, then both vectors read at the memory's
+     * rate. */
+    double bytes = n > 0 ? 2.0 * (double)n * sizeof(float) : 0.0;
+    op.cost_s = (double)sim.cfg.gemm_launch_ns / 1e9 + bytes / (b->ctx->unit->memory_gbps * 1e9);
+    op.fault = sim_async_fault("cublasSdot_v2");
+    if (sim_enqueue(s, &op) != cudaSuccess)
+        LEAVE(CUBLAS_STATUS_EXECUTION_FAILED);
+    if (op.u.dot.to_host) {
+        /* Host pointer mode: the call returns with the result written. */
+        sim_run_stream(s, NULL);
+        if (b->ctx->fault)
+            LEAVE(CUBLAS_STATUS_EXECUTION_FAILED);
+    }
+    LEAVE(CUBLAS_STATUS_SUCCESS);
 }

@@ -173,6 +173,7 @@ static int attribute(const sim_unit *u, CUdevice_attribute a, int *v)
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = u->clock_khz; return 0;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = u->mem_clock_khz; return 0;
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = u->bus_bits; return 0;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = (int)u->l2_bytes; return 0;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = (int)u->pci_bus; return 0;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *v = (int)u->pci_dev; return 0;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *v = (int)u->pci_domain; return 0;

@@ -309,3 +309,68 @@ int sim_gemm_exec(const sim_gemm *g, sim_ctx *ctx, int bug)
     ctx->memo_c = C.alloc->version;
     return 0;
 }
+
+/* ---- cublasSdot ---- */
+
+/* The float at element i of a vector of n with increment inc (a negative
+ * increment walks it from its end, as BLAS does). */
+static const unsigned char *dot_elem(const unsigned char *base, int n, int inc, int i)
+{
+    long idx = inc > 0 ? (long)i * inc : (long)(n - 1 - i) * -(long)inc;
+    return base + (size_t)idx * sizeof(float);
+}
+
+/* The allocation of a vector on ctx's device, or NULL. */
+static sim_alloc *dot_vector(uintptr_t addr, int n, int inc, sim_ctx *ctx)
+{
+    size_t span = ((size_t)(n - 1) * (size_t)(inc < 0 ? -(long)inc : inc) + 1) * sizeof(float);
+    sim_alloc *a = sim_dev_find(addr, span);
+    return a && a->ctx->unit == ctx->unit ? a : NULL;
+}
+
+/* Is this the last dot product again, on operands no write has touched
+ * since? (Like the gemm's memo: repeated calls cost no host time.) */
+static int dot_memo(sim_ctx *ctx, const sim_dot *d, const sim_alloc *ax, const sim_alloc *ay)
+{
+    return ctx->dot_memo_valid && ctx->dot_memo_bug == sim.cfg.dot_bug && ctx->dot_memo.x == d->x && ctx->dot_memo.y == d->y &&
+           ctx->dot_memo.n == d->n && ctx->dot_memo.incx == d->incx &&
+           ctx->dot_memo.incy == d->incy && ctx->dot_memo_x == ax->version &&
+           ctx->dot_memo_y == ay->version;
+}
+
+int sim_dot_exec(const sim_dot *d, sim_ctx *ctx)
+{
+    double sum = 0.0;
+    sim_alloc *ax = NULL, *ay = NULL;
+    if (d->n > 0 && (!(ax = dot_vector(d->x, d->n, d->incx, ctx)) ||
+                     !(ay = dot_vector(d->y, d->n, d->incy, ctx))))
+        return -1;
+    if (d->n > 0 && dot_memo(ctx, d, ax, ay)) {
+        sum = ctx->dot_memo_value;
+    } else if (d->n > 0) {
+        const unsigned char *x = ax->mem + (d->x - ax->dev), *y = ay->mem + (d->y - ay->dev);
+        for (int i = 0; i < (sim.cfg.dot_bug ? d->n / 2 : d->n); i++) {
+            float a, b;
+            memcpy(&a, dot_elem(x, d->n, d->incx, i), sizeof a);
+            memcpy(&b, dot_elem(y, d->n, d->incy, i), sizeof b);
+            sum += (double)a * (double)b;
+        }
+        ctx->dot_memo_valid = 1;
+        ctx->dot_memo_bug = sim.cfg.dot_bug;
+        ctx->dot_memo = *d;
+        ctx->dot_memo_x = ax->version;
+        ctx->dot_memo_y = ay->version;
+        ctx->dot_memo_value = (float)sum;
+    }
+    float r = (float)sum;
+    if (d->to_host) {
+        memcpy((void *)d->result, &r, sizeof r);
+        return 0;
+    }
+    sim_alloc *out = sim_dev_find(d->result, sizeof r);
+    if (!out || out->ctx->unit != ctx->unit)
+        return -1;
+    memcpy(out->mem + (d->result - out->dev), &r, sizeof r);
+    out->version = ++sim.versions;
+    return 0;
+}

@@ -11,10 +11,13 @@
  * parent or their MIG- UUID; memory figures come from the same state as
  * the driver's (contexts and allocations of this process included), NVML's
  * total being CUDA's plus the memory the driver reserves. Health figures
- * (utilisation, temperature, power, PCIe link) are the configured ones;
- * compute and graphics processes are the configured other processes (and,
- * for compute, this one while it has a context on the unit); a MIG
- * instance gives its profile in its name, its ids and attributes. A MIG instance's handle answers memory and
+ * (utilisation, temperature, power, PCIe link, memory bus width and
+ * maximum clocks) are the configured ones, the current PCIe link being
+ * pcie_idle while no work is queued on the GPU (power saving) and pcie
+ * while some is; compute and graphics processes are the configured other
+ * processes (and, for compute, this one while it has a context on the
+ * unit); a MIG instance gives its profile in its name, its ids and
+ * attributes. A MIG instance's handle answers memory and
  * processes of its own and NVML_ERROR_NOT_SUPPORTED for the physical
  * figures (ask its GPU); utilisation is not supported in MIG mode. A GPU
  * with nvml_access = denied answers NVML_ERROR_NO_PERMISSION to every
@@ -427,11 +430,22 @@ nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *
     LEAVE(NVML_SUCCESS);
 }
 
+/* The link runs at pcie while work is queued on the GPU or one of its MIG
+ * instances, at pcie_idle (a power-saving state) otherwise. */
+static int link_busy(const sim_unit *u)
+{
+    int idx = (int)(u - sim.cfg.units);
+    for (int i = 0; i < sim.cfg.nunits; i++)
+        if ((i == idx || sim.cfg.units[i].parent == idx) && sim_unit_busy(&sim.cfg.units[i]))
+            return 1;
+    return 0;
+}
+
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen)
 {
     ENTER("nvmlDeviceGetCurrPcieLinkGeneration");
     NEED_GPU(u, device, currLinkGen);
-    *currLinkGen = (unsigned)u->pcie_gen;
+    *currLinkGen = (unsigned)(link_busy(u) ? u->pcie_gen : u->pcie_idle_gen);
     LEAVE(NVML_SUCCESS);
 }
 
@@ -439,7 +453,7 @@ nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *c
 {
     ENTER("nvmlDeviceGetCurrPcieLinkWidth");
     NEED_GPU(u, device, currLinkWidth);
-    *currLinkWidth = (unsigned)u->pcie_width;
+    *currLinkWidth = (unsigned)(link_busy(u) ? u->pcie_width : u->pcie_idle_width);
     LEAVE(NVML_SUCCESS);
 }
 
@@ -657,5 +671,27 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttribute
     attributes->gpuInstanceSliceCount = (unsigned)u->slices;
     attributes->computeInstanceSliceCount = (unsigned)u->slices;
     attributes->memorySizeMB = u->total >> 20;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int *busWidth)
+{
+    ENTER("nvmlDeviceGetMemoryBusWidth");
+    NEED_GPU(u, device, busWidth);
+    *busWidth = (unsigned)u->bus_bits;
+    LEAVE(NVML_SUCCESS);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock)
+{
+    ENTER("nvmlDeviceGetMaxClockInfo");
+    NEED_GPU(u, device, clock);
+    switch (type) {
+    case NVML_CLOCK_GRAPHICS:
+    case NVML_CLOCK_SM: *clock = (unsigned)(u->clock_khz / 1000); break;
+    case NVML_CLOCK_MEM: *clock = (unsigned)(u->mem_clock_khz / 1000); break;
+    case NVML_CLOCK_VIDEO: *clock = (unsigned)(u->clock_khz / 1000); break;
+    default: LEAVE(NVML_ERROR_INVALID_ARGUMENT);
+    }
     LEAVE(NVML_SUCCESS);
 }

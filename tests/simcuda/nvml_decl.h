@@ -21,6 +21,14 @@ typedef struct nvmlMemory_v2_st {
     unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
 
+/* nvmlClockType_t */
+typedef enum nvmlClockType_enum {
+    NVML_CLOCK_GRAPHICS = 0,
+    NVML_CLOCK_SM = 1,
+    NVML_CLOCK_MEM = 2,
+    NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
+
 typedef struct nvmlUtilization_st {
     unsigned int gpu, memory;
 } nvmlUtilization_t;
@@ -113,6 +121,8 @@ API nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currL
 API nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth);
 API nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen);
 API nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth);
+API nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int *busWidth);
+API nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock);
 
 #undef API
 

@@ -22,6 +22,9 @@
  *   inside one allocation, else cudaErrorInvalidValue; the real runtime
  *   leaves a mismatched direction undefined); from pageable host memory
  *   the source is taken at the call, into pageable memory the call waits.
+ *   Modelled time (copy_cost): the memory's rate device to device, the
+ *   host link's for pinned or pageable host memory, slower when the link
+ *   runs below its maximum (pcie below pcie_max).
  * - Streams and events: ordered queues; work runs at once (eager mode) or
  *   at a synchronising call (deferred mode); cudaEventElapsedTime returns
  *   cudaErrorInvalidResourceHandle for an event never recorded or created
@@ -227,6 +230,7 @@ static int attribute(const sim_unit *u, enum cudaDeviceAttr a, int *v)
     case cudaDevAttrClockRate: *v = u->clock_khz; return 0;
     case cudaDevAttrMemoryClockRate: *v = u->mem_clock_khz; return 0;
     case cudaDevAttrGlobalMemoryBusWidth: *v = u->bus_bits; return 0;
+    case cudaDevAttrL2CacheSize: *v = (int)u->l2_bytes; return 0;
     case cudaDevAttrPciBusId: *v = (int)u->pci_bus; return 0;
     case cudaDevAttrPciDeviceId: *v = (int)u->pci_dev; return 0;
     case cudaDevAttrPciDomainId: *v = (int)u->pci_domain; return 0;
@@ -374,6 +378,21 @@ static int classify(const void *p, size_t n)
     return 0;
 }
 
+/* The modelled time of a copy of n bytes: 2 us, then device to device at
+ * the memory's rate (n read and n written), across the host link at its
+ * rate for pinned or pageable host memory, scaled down when the link runs
+ * below its maximum generation or width; host to host at the link's. */
+static double copy_cost(const sim_unit *u, size_t n, int dd, int sd, int pageable)
+{
+    double bytes = (double)n;
+    if (dd && sd)
+        return 2e-6 + 2.0 * bytes / (u->memory_gbps * 1e9);
+    if (!dd && !sd)
+        return 2e-6 + bytes / (u->copy_gbps * 1e9);
+    double rate = (pageable ? u->pageable_gbps : u->copy_gbps) * sim_link_factor(u);
+    return 2e-6 + bytes / (rate * 1e9);
+}
+
 static cudaError_t copy(const char *name, sim_ctx *c, void *dst, const void *src, size_t n,
                         enum cudaMemcpyKind kind, sim_stream *s, int sync)
 {
@@ -397,10 +416,10 @@ static cudaError_t copy(const char *name, sim_ctx *c, void *dst, const void *src
     op.u.copy.dst_dev = dd;
     op.u.copy.src_dev = sd;
     op.u.copy.n = n;
-    op.cost_s = 2e-6 + (double)n / (c->unit->copy_gbps * ((dd && sd) ? 20e9 : 1e9));
     op.fault = name && sim_async_fault(name);
     int pageable_src = !sd && !sim_host_find((uintptr_t)src, n);
     int pageable_dst = !dd && !sim_host_find((uintptr_t)dst, n);
+    op.cost_s = copy_cost(c->unit, n, dd, sd, pageable_src || pageable_dst);
     if (pageable_src && sim.cfg.deferred) {
         /* Staged at the call: the caller may reuse its buffer at once. */
         op.u.copy.snapshot = malloc(n);
@@ -461,7 +480,7 @@ static cudaError_t set(const char *name, sim_ctx *c, void *p, int value, size_t 
     op.u.set.dst = (uintptr_t)p;
     op.u.set.value = value;
     op.u.set.n = n;
-    op.cost_s = 2e-6 + (double)n / (c->unit->copy_gbps * 40e9);
+    op.cost_s = 2e-6 + (double)n / (c->unit->memory_gbps * 1e9);
     op.fault = name && sim_async_fault(name);
     return sim_enqueue(s, &op);
 }

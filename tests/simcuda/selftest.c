@@ -1260,6 +1260,143 @@ static void nvml_processes_and_mig(void **state)
 }
 
 /* The runtime refuses a driver older than its major. */
+/* ---- the bandwidth time model, cublasSdot, the link under load ---- */
+
+/* Elapsed ms of one call of f between two events on s (deferred: work
+ * runs at the synchronisation). */
+static float timed_copy(cudaStream_t s, cudaEvent_t a, cudaEvent_t b, void *dst, const void *src,
+                        size_t n, enum cudaMemcpyKind kind)
+{
+    float ms = -1;
+    assert_int_equal(cudaEventRecord(a, s), cudaSuccess);
+    assert_int_equal(cudaMemcpyAsync(dst, src, n, kind, s), cudaSuccess);
+    assert_int_equal(cudaEventRecord(b, s), cudaSuccess);
+    assert_int_equal(cudaEventSynchronize(b), cudaSuccess);
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+    return ms;
+}
+
+static void bandwidth_model(void **state)
+{
+    (void)state;
+    configure("mode = deferred\n[gpu]\ncopy_gbps = 10\nmemory_gbps = 100\npageable_gbps = 4\n"
+              "pcie = 4x16\npcie_max = 5x16\npcie_idle = 1x8\nl2 = 8MiB\nbus_bits = 4096\n"
+              "memory_clock_mhz = 1000\n[gpu]\npreset = H200\n");
+    int l2 = 0;
+    assert_int_equal(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), cudaSuccess);
+    assert_int_equal(l2, 8 << 20);
+    assert_int_equal(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 1), cudaSuccess);
+    assert_int_equal(l2, 50 << 20); /* the preset's */
+    cudaStream_t s;
+    cudaEvent_t a, b;
+    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaEventCreate(&a), cudaSuccess);
+    assert_int_equal(cudaEventCreate(&b), cudaSuccess);
+    const size_t n = 1000000;
+    void *x = NULL, *y = NULL, *pinned = NULL, *pageable = malloc(n);
+    assert_non_null(pageable);
+    assert_int_equal(cudaMalloc(&x, n), cudaSuccess);
+    assert_int_equal(cudaMalloc(&y, n), cudaSuccess);
+    assert_int_equal(cudaMallocHost(&pinned, n), cudaSuccess);
+    memset(pageable, 0, n);
+    /* 2 us each; device to device n read and n written at 100 GB/s; the
+     * link at 4x16 of 5x16 runs at half its rate: pinned 10 GB/s x 0.5,
+     * pageable 4 GB/s x 0.5. */
+    assert_true(fabs(timed_copy(s, a, b, y, x, n, cudaMemcpyDeviceToDevice) - 0.022) < 1e-4);
+    assert_true(fabs(timed_copy(s, a, b, x, pinned, n, cudaMemcpyHostToDevice) - 0.202) < 1e-3);
+    assert_true(fabs(timed_copy(s, a, b, pinned, x, n, cudaMemcpyDeviceToHost) - 0.202) < 1e-3);
+    assert_true(fabs(timed_copy(s, a, b, x, pageable, n, cudaMemcpyHostToDevice) - 0.502) < 1e-3);
+    assert_true(fabs(timed_copy(s, a, b, pageable, x, n, cudaMemcpyDeviceToHost) - 0.502) < 1e-3);
+    /* NVML: the link is at pcie while work is queued, at pcie_idle after. */
+    assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+    nvmlDevice_t d;
+    unsigned v = 0;
+    assert_int_equal(nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_SUCCESS);
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkGeneration(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 1);
+    assert_int_equal(cudaMemcpyAsync(x, pinned, n, cudaMemcpyHostToDevice, s), cudaSuccess);
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkGeneration(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 4);
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkWidth(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 16);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    assert_int_equal(nvmlDeviceGetCurrPcieLinkWidth(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 8);
+    assert_int_equal(nvmlDeviceGetMemoryBusWidth(d, &v), NVML_SUCCESS);
+    assert_int_equal(v, 4096);
+    assert_int_equal(nvmlDeviceGetMaxClockInfo(d, NVML_CLOCK_MEM, &v), NVML_SUCCESS);
+    assert_int_equal(v, 1000);
+    assert_int_equal(nvmlDeviceGetMaxClockInfo(d, (nvmlClockType_t)9, &v), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(nvmlShutdown(), NVML_SUCCESS);
+    assert_int_equal(cudaFree(x), cudaSuccess);
+    assert_int_equal(cudaFree(y), cudaSuccess);
+    assert_int_equal(cudaFreeHost(pinned), cudaSuccess);
+    free(pageable);
+    assert_int_equal(cudaEventDestroy(a), cudaSuccess);
+    assert_int_equal(cudaEventDestroy(b), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+}
+
+static void sdot(void **state)
+{
+    (void)state;
+    configure("mode = deferred\n[gpu]\nmemory_gbps = 100\n");
+    cublasHandle_t h;
+    assert_int_equal(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+    cublasPointerMode_t mode = CUBLAS_POINTER_MODE_DEVICE;
+    assert_int_equal(cublasGetPointerMode(h, &mode), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(mode, CUBLAS_POINTER_MODE_HOST); /* the default */
+    assert_int_equal(cublasSetPointerMode(h, (cublasPointerMode_t)7), CUBLAS_STATUS_INVALID_VALUE);
+    const float hx[3] = {1, 2, 3}, hy[3] = {1, 10, 100};
+    float *x = NULL, *y = NULL, *r = NULL, got = 0;
+    assert_int_equal(cudaMalloc((void **)&x, sizeof hx), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&y, sizeof hy), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&r, sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMemcpy(x, hx, sizeof hx, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(y, hy, sizeof hy, cudaMemcpyHostToDevice), cudaSuccess);
+    /* Host pointer mode: the call returns with the result, even deferred. */
+    assert_int_equal(cublasSdot(h, 3, x, 1, y, 1, &got), CUBLAS_STATUS_SUCCESS);
+    assert_true(got == 321.0f);
+    assert_int_equal(cublasSdot(h, 3, x, -1, y, 1, &got), CUBLAS_STATUS_SUCCESS);
+    assert_true(got == 123.0f); /* x walked from its end */
+    assert_int_equal(cublasSdot(h, 0, x, 1, y, 1, &got), CUBLAS_STATUS_SUCCESS);
+    assert_true(got == 0.0f);
+    assert_int_equal(cublasSdot(h, 3, x, 1, y, 1, NULL), CUBLAS_STATUS_INVALID_VALUE);
+    /* Device pointer mode: queued, the result in device memory. */
+    assert_int_equal(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(cublasSdot(h, 2, x + 1, 1, y + 1, 1, r), CUBLAS_STATUS_SUCCESS);
+    simcuda_unit_state st;
+    assert_int_equal(simcuda_unit(0, &st), 0);
+    assert_int_equal(st.pending_ops, 1);
+    got = 0;
+    assert_int_equal(cudaMemcpy(&got, r, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_true(got == 320.0f);
+    /* Modelled time: the launch, then both vectors at the memory's rate. */
+    cudaEvent_t a, b;
+    float ms = 0;
+    assert_int_equal(cudaEventCreate(&a), cudaSuccess);
+    assert_int_equal(cudaEventCreate(&b), cudaSuccess);
+    assert_int_equal(cudaEventRecord(a, NULL), cudaSuccess);
+    assert_int_equal(cublasSdot(h, 3, x, 1, y, 1, r), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(cudaEventRecord(b, NULL), cudaSuccess);
+    assert_int_equal(cudaEventSynchronize(b), cudaSuccess);
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+    assert_true(fabs(ms - (0.005 + 24.0 / 100e9 * 1e3)) < 1e-5);
+    /* An operand beyond its allocation faults when the work runs. */
+    assert_int_equal(cublasSdot(h, 4, x, 1, y, 1, r), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    assert_int_equal(cublasSdot(h, 3, x, 1, y, 1, r), CUBLAS_STATUS_EXECUTION_FAILED);
+    assert_int_equal(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(cublasSdot(h, 3, x, 1, y, 1, r), CUBLAS_STATUS_NOT_INITIALIZED);
+    /* An injected asynchronous fault, on a fresh configuration. */
+    configure("fault_async = cublasSdot_v2:2\n[gpu]\n");
+    assert_int_equal(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(cudaMalloc((void **)&x, 64), cudaSuccess);
+    assert_int_equal(cublasSdot(h, 4, x, 1, x, 1, &got), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(cublasSdot(h, 4, x, 1, x, 1, &got), CUBLAS_STATUS_EXECUTION_FAILED);
+    assert_int_equal(simcuda_faults_fired(), 1);
+}
+
 static void runtime_needs_new_enough_driver(void **state)
 {
     (void)state;
@@ -1300,6 +1437,8 @@ int main(void)
         cmocka_unit_test_setup(nvml_health, setup),
         cmocka_unit_test_setup(nvml_processes_and_mig, setup),
         cmocka_unit_test_setup(runtime_needs_new_enough_driver, setup),
+        cmocka_unit_test_setup(bandwidth_model, setup),
+        cmocka_unit_test_setup(sdot, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

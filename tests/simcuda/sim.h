@@ -123,7 +123,15 @@ typedef struct sim_gemm {
     int round16;        /* FAST_16F (1) / FAST_16BF (2): inputs rounded */
 } sim_gemm;
 
-typedef enum sim_op_kind { OP_COPY, OP_MEMSET, OP_GEMM, OP_EVENT } sim_op_kind;
+/* cublasSdot: the sum of x[i] y[i] into result, a device float (device
+ * pointer mode) or a host one (to_host: host pointer mode). */
+typedef struct sim_dot {
+    uintptr_t x, y, result;
+    int n, incx, incy;
+    int to_host;
+} sim_dot;
+
+typedef enum sim_op_kind { OP_COPY, OP_MEMSET, OP_GEMM, OP_EVENT, OP_DOT } sim_op_kind;
 
 struct sim_op {
     sim_op_kind kind;
@@ -142,6 +150,7 @@ struct sim_op {
             size_t n;
         } set;
         sim_gemm gemm;
+        sim_dot dot;
         struct {
             sim_event *ev;
             unsigned long seq;
@@ -186,6 +195,11 @@ struct sim_ctx {
     int memo_bug;
     sim_gemm memo;
     uint64_t memo_a, memo_b, memo_c;
+    /* The same for the last dot product: its operands' versions and value. */
+    int dot_memo_valid, dot_memo_bug;
+    sim_dot dot_memo;
+    uint64_t dot_memo_x, dot_memo_y;
+    float dot_memo_value;
 };
 
 struct sim_unit {
@@ -202,6 +216,9 @@ struct sim_unit {
     uint64_t ctx_bytes;      /* cost of a context, 0: the fleet's */
     uint64_t alloc_reserve;  /* free memory no allocation can get (the driver's) */
     double tflops, copy_gbps;
+    double memory_gbps;      /* device memory: D2D copies, memsets, level-1 routines */
+    double pageable_gbps;    /* the host link from or to pageable host memory */
+    uint64_t l2_bytes;       /* cudaDevAttrL2CacheSize */
     int parent;              /* -1: a GPU; else the GPU of this MIG instance */
     int nmig;                /* a GPU's MIG instances (MIG mode on when > 0) */
     int mig_capable;         /* the board supports MIG (presets: A100, H100, H200) */
@@ -210,6 +227,7 @@ struct sim_unit {
     int temp_c;
     unsigned power_mw, power_limit_mw;
     int pcie_gen, pcie_width, pcie_max_gen, pcie_max_width;
+    int pcie_idle_gen, pcie_idle_width; /* what NVML reports while no work is queued */
     int nvml_denied;         /* the GPU's own queries: NVML_ERROR_NO_PERMISSION */
     struct {
         unsigned pid;
@@ -252,6 +270,7 @@ typedef struct sim_config {
     uint64_t ctx_bytes;      /* default context cost */
     int deferred;
     int gemm_bug;
+    int dot_bug;             /* cublasSdot sums only the first half of the products */
     int blas_version;        /* what cublasGetVersion reports; 0: the library's own */
     int gemm_launch_ns;      /* the fixed cost of a gemm, 5000 */
     sim_unit units[SIM_MAX_UNITS];
@@ -392,6 +411,11 @@ void sim_run_one(sim_stream *s);
 const sim_op *sim_event_op(const sim_event *e, sim_stream **where);
 /* Does an async-fault rule claim this enqueue of func? */
 int sim_async_fault(const char *func);
+/* Is work queued on any stream of the unit's context (deferred mode)? */
+int sim_unit_busy(const sim_unit *u);
+/* The host link's rate as it runs, as a fraction of its rate at its
+ * maximum generation and width (copies to and from the host scale by it). */
+double sim_link_factor(const sim_unit *u);
 
 /* ---- gemm (gemm.c) ---- */
 
@@ -401,6 +425,9 @@ int sim_gemm_supported(cudaDataType ab, cudaDataType c, cublasComputeType_t ct);
  * on another device (the caller raises the sticky fault). */
 int sim_gemm_exec(const sim_gemm *g, sim_ctx *ctx, int bug);
 size_t sim_type_size(cudaDataType t);
+/* Execute a cublasSdot; -1 when an operand (or a device result) is out of
+ * its allocation or on another device. */
+int sim_dot_exec(const sim_dot *d, sim_ctx *ctx);
 float sim_half_to_float(uint16_t h);
 uint16_t sim_float_to_half(float f);
 float sim_bf16_to_float(uint16_t h);
@@ -413,6 +440,7 @@ struct sim_blas {
     sim_stream *stream;      /* NULL: the legacy stream */
     int stream_set;
     cublasMath_t math;
+    cublasPointerMode_t pointer_mode;
     sim_alloc *workspace;
     int version;
     sim_blas *next;

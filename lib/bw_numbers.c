@@ -1,0 +1,143 @@
+/*
+ * bw_numbers.c - the numbers under the bandwidth measurement: the CPU
+ * kernels (read, copy, triad over doubles), the theoretical rates of
+ * memory and PCIe links, and the buffer-size rule. Ground floor: pure,
+ * nothing here calls the library.
+ *
+ * The kernels are plain C loops the compiler vectorises (CMake builds this
+ * file with -O3, and without -ftree-loop-distribute-patterns so that the
+ * copy stays a loop of loads and stores instead of becoming a call to
+ * memcpy, whose large copies use non-temporal stores: another
+ * measurement). Where GCC supports it each kernel is cloned for AVX-512,
+ * AVX2 and the baseline, and the dynamic loader picks the clone for the
+ * CPU it runs on (target_clones); gp_bw_isa() names the clone picked.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#include "bandwidth_internal.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define GP_BW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define GP_BW_HAVE_CLONES 1
+#else
+#define GP_BW_CLONES
+#define GP_BW_HAVE_CLONES 0
+#endif
+
+/* Independent partial sums in the read kernel: enough vectors in flight
+ * that the additions' latency never limits a core (four 8-wide or eight
+ * 4-wide accumulators). */
+#define GP_BW_LANES 32
+
+GP_BW_CLONES
+double gp_bw_sum(const double *a, size_t n)
+{
+    double s[GP_BW_LANES] = {0};
+    size_t i = 0;
+    for (; i + GP_BW_LANES <= n; i += GP_BW_LANES)
+        for (size_t k = 0; k < GP_BW_LANES; k++)
+            s[k] += a[i + k];
+    double t = 0.0;
+    for (; i < n; i++)
+        t += a[i];
+    for (size_t k = 0; k < GP_BW_LANES; k++)
+        t += s[k];
+    return t;
+}
+
+GP_BW_CLONES
+void gp_bw_copy(double *restrict c, const double *restrict a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        c[i] = a[i];
+}
+
+GP_BW_CLONES
+void gp_bw_triad(double *restrict b, const double *restrict a, const double *restrict c,
+                 double s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = a[i] + s * c[i];
+}
+
+const char *gp_bw_isa(void)
+{
+#if GP_BW_HAVE_CLONES
+    /* The order target_clones' resolver tries them in. */
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return "AVX-512";
+    if (__builtin_cpu_supports("avx2"))
+        return "AVX2";
+    return "SSE2";
+#else
+    return "compiler default";
+#endif
+}
+
+double gp_bw_pcie_lane_gbps(int gen)
+{
+    /* GT/s per lane and line encoding: 8b/10b to 2.0, 128b/130b from 3.0,
+     * none from 6.0 (PAM4 flits; their CRC and FEC bytes not counted). */
+    switch (gen) {
+    case 1: return 2.5 * 8.0 / 10.0 / 8.0;
+    case 2: return 5.0 * 8.0 / 10.0 / 8.0;
+    case 3: return 8.0 * 128.0 / 130.0 / 8.0;
+    case 4: return 16.0 * 128.0 / 130.0 / 8.0;
+    case 5: return 32.0 * 128.0 / 130.0 / 8.0;
+    case 6: return 64.0 / 8.0;
+    case 7: return 128.0 / 8.0;
+    default: return 0.0;
+    }
+}
+
+double gp_bw_pcie_gbps(int gen, int width)
+{
+    if (width <= 0 || width > 32)
+        return 0.0;
+    return gp_bw_pcie_lane_gbps(gen) * (double)width;
+}
+
+double gp_bw_gpu_memory_gbps(int64_t bus_bits, int64_t clock_mhz)
+{
+    if (bus_bits <= 0 || clock_mhz <= 0)
+        return 0.0;
+    /* Two transfers per clock of the memory clock NVML and CUDA report. */
+    return (double)bus_bits / 8.0 * (double)clock_mhz * 2.0 / 1e3;
+}
+
+double gp_bw_dimm_gbps(int64_t width_bits, int64_t mts)
+{
+    if (width_bits <= 0 || mts <= 0)
+        return 0.0;
+    return (double)width_bits / 8.0 * (double)mts / 1e3;
+}
+
+uint64_t gp_bw_target_bytes(int cuda, uint64_t cache_bytes)
+{
+    uint64_t t;
+    if (cuda) {
+        t = (uint64_t)1 << 30;
+        if (cache_bytes <= (UINT64_MAX >> 3) && 8 * cache_bytes > t)
+            t = 8 * cache_bytes;
+    } else if (cache_bytes == 0) {
+        t = GP_BW_CPU_UNKNOWN_BYTES;
+    } else {
+        t = GP_BW_CPU_MIN_BYTES;
+        if (cache_bytes <= (UINT64_MAX >> 2) && 4 * cache_bytes > t)
+            t = 4 * cache_bytes;
+    }
+    return t;
+}
+
+uint64_t gp_bw_fit_bytes(uint64_t target, uint64_t limit)
+{
+    const uint64_t step = GP_BW_SIZE_STEP;
+    if (target <= UINT64_MAX - (step - 1))
+        target = (target + step - 1) / step * step;
+    if (target <= limit)
+        return target;
+    if (limit >= step)
+        return limit / step * step;
+    return limit / GP_BW_MIN_BYTES * GP_BW_MIN_BYTES;
+}

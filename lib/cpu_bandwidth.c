@@ -1,0 +1,431 @@
+/*
+ * cpu_bandwidth.c - the CPU backend of the bandwidth measurement: the read,
+ * copy and triad kernels (bw_numbers.c) on one thread per core this
+ * process may use, behind the table of operations of bandwidth_internal.h
+ * (the protocol is bandwidth.c's).
+ *
+ * Three arrays of doubles, a (1.0), b and c (0.0), are mapped untouched;
+ * each thread, pinned to its CPU where the system allows it, writes its own
+ * part of each first, so the kernel places those pages on its NUMA node
+ * (first touch). A pass: every thread waits at a barrier, the first takes
+ * the clock, each runs the kernel over its part, a second barrier, the
+ * first takes the clock again. Read sums a; copy is c = a; triad b = a +
+ * 3 c. At the end every element is checked: c is 1 if copy ran, b is 4
+ * (1 without copy) if triad ran, each part of a sums to its length.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "bandwidth_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* The stack of a worker: the kernels need little. */
+#define GP_BW_STACK ((size_t)256 << 10)
+/* The most CPUs asked of sched_getaffinity(). */
+#define GP_BW_MAX_CPUS 8192
+/* Elements per part boundary: a 4 KiB page of doubles. */
+#define GP_BW_PART 512
+
+enum { CMD_INIT, CMD_PASS, CMD_CHECK, CMD_STOP };
+
+void (*gp_test_bw_corrupt)(double *a, double *b, double *c, size_t n);
+
+struct cpu_bw;
+
+typedef struct bw_worker {
+    struct cpu_bw *run;
+    pthread_t tid;
+    size_t index;
+    int cpu;                   /* the CPU to pin to, -1 none */
+    int pinned;                /* it is */
+    size_t lo, hi;             /* its part of each array */
+    double sum;                /* the read kernel's last sum */
+    size_t bad;                /* elements the check found wrong */
+} bw_worker;
+
+typedef struct cpu_bw {
+    int *order;                /* allowed CPUs in placement order */
+    size_t norder, cores;
+    size_t nthreads, started;
+    bw_worker *w;
+    double *a, *b, *c;
+    size_t n, map_bytes;
+    unsigned ran;              /* tests that have run (GP_BW_BIT) */
+    /* the command every worker carries out */
+    pthread_mutex_t mu;
+    pthread_cond_t cmd_cv, done_cv;
+    unsigned long gen;
+    int cmd;
+    gpuprobe_bandwidth_test test;
+    size_t reps, done;
+    /* the barrier of a timed pass */
+    atomic_uint arrived, phase;
+    double t0, t1;
+} cpu_bw;
+
+/* ---- placement ---------------------------------------------------------- */
+
+/* The allowed CPUs of the calling thread into a new bit set (*bits, of
+ * *nbits bits). */
+static gpuprobe_status allowed_cpus(gpuprobe_context *ctx, unsigned char **bits, size_t *nbits)
+{
+    for (size_t n = 1024; n <= GP_BW_MAX_CPUS; n *= 2) {
+        cpu_set_t *set = CPU_ALLOC(n);
+        size_t size = CPU_ALLOC_SIZE(n);
+        if (!set)
+            break;
+        CPU_ZERO_S(size, set);
+        if (sched_getaffinity(0, size, set) == 0) {
+            *bits = calloc(1, n / 8);
+            for (size_t c = 0; *bits && c < n; c++)
+                if (CPU_ISSET_S(c, size, set))
+                    (*bits)[c / 8] |= (unsigned char)(1u << (c % 8));
+            CPU_FREE(set);
+            *nbits = n;
+            return *bits ? GPUPROBE_OK : gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                                                 "allocating the set of allowed CPUs");
+        }
+        int e = errno;
+        CPU_FREE(set);
+        if (e != EINVAL)
+            return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "sched_getaffinity failed: %s", strerror(e));
+    }
+    return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating a CPU set for sched_getaffinity");
+}
+
+/* Where the threads go, their number and the last-level caches there. */
+static gpuprobe_status place(gpuprobe_context *ctx, cpu_bw *r, gp_bw_job *job)
+{
+    size_t nbits = 0;
+    unsigned char *allowed = NULL;
+    gpuprobe_status st = allowed_cpus(ctx, &allowed, &nbits);
+    if (st != GPUPROBE_OK)
+        return st;
+    r->order = malloc(nbits * sizeof *r->order);
+    if (r->order)
+        r->norder = gp_host_cpu_order(ctx->sysroot, allowed, nbits, r->order, nbits, &r->cores);
+    free(allowed);
+    if (!r->order)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the CPU list");
+    if (r->norder == 0)
+        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "sched_getaffinity gave no CPU");
+    r->nthreads = job->cpu_threads > 0 ? (size_t)job->cpu_threads : r->cores;
+    size_t used = r->nthreads < r->norder ? r->nthreads : r->norder;
+    if (gp_host_llc_bytes(ctx->sysroot, r->order, used, &job->cache_bytes) != 0)
+        job->cache_bytes = 0;
+    job->threads = (int)r->nthreads;
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status cpu_release(gpuprobe_context *ctx, void *state, gpuprobe_status st);
+
+static gpuprobe_status cpu_open(gpuprobe_context *ctx, gp_bw_job *job, void **state)
+{
+    cpu_bw *r = calloc(1, sizeof *r);
+    if (!r)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the bandwidth state");
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cmd_cv, NULL);
+    pthread_cond_init(&r->done_cv, NULL);
+    gpuprobe_status st = place(ctx, r, job);
+    if (st != GPUPROBE_OK)
+        return cpu_release(ctx, r, st);
+    job->host_buffers = 3;
+    job->device_buffers = 0;
+    job->device_room = UINT64_MAX;
+    job->extra_space = (uint64_t)r->nthreads * (GP_BW_STACK + 4096);
+    gp_dmi_memory dmi;
+    gp_host_dmi_memory(ctx->sysroot, &dmi);
+    job->memory_peak_gbps = dmi.gbps;
+    gp_strlcpy(job->peak_source, dmi.why, sizeof job->peak_source);
+    *state = r;
+    return GPUPROBE_OK;
+}
+
+/* ---- the workers -------------------------------------------------------- */
+
+static void barrier(cpu_bw *r)
+{
+    unsigned phase = atomic_load(&r->phase);
+    if (atomic_fetch_add(&r->arrived, 1) + 1 == r->nthreads) {
+        atomic_store(&r->arrived, 0);
+        atomic_fetch_add(&r->phase, 1);
+        return;
+    }
+    for (unsigned spins = 0; atomic_load(&r->phase) == phase; spins++)
+        if (spins > 1000)
+            sched_yield(); /* more threads than CPUs: let the others run */
+}
+
+static void init_part(const cpu_bw *r, const bw_worker *w)
+{
+    for (size_t i = w->lo; i < w->hi; i++) {
+        r->a[i] = 1.0;
+        r->b[i] = 0.0;
+        r->c[i] = 0.0;
+    }
+}
+
+static void kernel(const cpu_bw *r, bw_worker *w, gpuprobe_bandwidth_test t)
+{
+    size_t lo = w->lo, len = w->hi - w->lo;
+    if (t == GPUPROBE_BANDWIDTH_TEST_READ)
+        w->sum = gp_bw_sum(r->a + lo, len);
+    else if (t == GPUPROBE_BANDWIDTH_TEST_COPY)
+        gp_bw_copy(r->c + lo, r->a + lo, len);
+    else
+        gp_bw_triad(r->b + lo, r->a + lo, r->c + lo, 3.0, len);
+}
+
+static void timed_pass(cpu_bw *r, bw_worker *w, gpuprobe_bandwidth_test t, size_t reps)
+{
+    barrier(r);
+    if (w->index == 0)
+        r->t0 = gp_now();
+    for (size_t i = 0; i < reps; i++)
+        kernel(r, w, t);
+    barrier(r);
+    if (w->index == 0)
+        r->t1 = gp_now();
+}
+
+/* What each array must hold after the tests that ran (see the top). */
+static void check_part(const cpu_bw *r, bw_worker *w)
+{
+    int copied = (r->ran & GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_COPY)) != 0;
+    double want_c = copied ? 1.0 : 0.0;
+    double want_b = !(r->ran & GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_TRIAD)) ? 0.0 : copied ? 4.0 : 1.0;
+    size_t bad = 0;
+    for (size_t i = w->lo; i < w->hi; i++)
+        bad += (r->a[i] != 1.0) + (r->b[i] != want_b) + (r->c[i] != want_c);
+    if ((r->ran & GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ)) && w->sum != (double)(w->hi - w->lo))
+        bad++;
+    w->bad = bad;
+}
+
+/* Pin the calling worker to its CPU. No allocation below CPU_SETSIZE:
+ * the workers start together, and the library allocates only on the
+ * thread that called it. */
+static void pin(bw_worker *w)
+{
+    if (w->cpu < 0)
+        return;
+    if (w->cpu < CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(w->cpu, &set);
+        w->pinned = pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+        return;
+    }
+    cpu_set_t *set = CPU_ALLOC((size_t)w->cpu + 1);
+    if (!set)
+        return;
+    size_t size = CPU_ALLOC_SIZE((size_t)w->cpu + 1);
+    CPU_ZERO_S(size, set);
+    CPU_SET_S((size_t)w->cpu, size, set);
+    w->pinned = pthread_setaffinity_np(pthread_self(), size, set) == 0;
+    CPU_FREE(set);
+}
+
+static void *worker_main(void *arg)
+{
+    bw_worker *w = arg;
+    cpu_bw *r = w->run;
+    unsigned long seen = 0;
+    pin(w);
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        while (r->gen == seen)
+            pthread_cond_wait(&r->cmd_cv, &r->mu);
+        seen = r->gen;
+        int cmd = r->cmd;
+        gpuprobe_bandwidth_test t = r->test;
+        size_t reps = r->reps;
+        pthread_mutex_unlock(&r->mu);
+        if (cmd == CMD_STOP)
+            return NULL;
+        if (cmd == CMD_INIT)
+            init_part(r, w);
+        else if (cmd == CMD_PASS)
+            timed_pass(r, w, t, reps);
+        else
+            check_part(r, w);
+        pthread_mutex_lock(&r->mu);
+        if (++r->done == r->started)
+            pthread_cond_signal(&r->done_cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+/* Every started worker carries out cmd; returns when all have. */
+static void command(cpu_bw *r, int cmd, gpuprobe_bandwidth_test t, size_t reps)
+{
+    pthread_mutex_lock(&r->mu);
+    r->cmd = cmd;
+    r->test = t;
+    r->reps = reps;
+    r->done = 0;
+    r->gen++;
+    pthread_cond_broadcast(&r->cmd_cv);
+    while (cmd != CMD_STOP && r->done < r->started)
+        pthread_cond_wait(&r->done_cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- the operations -------------------------------------------------------- */
+
+static gpuprobe_status map_arrays(gpuprobe_context *ctx, cpu_bw *r, uint64_t bytes)
+{
+    r->n = (size_t)(bytes / sizeof(double));
+    r->map_bytes = (size_t)bytes;
+    double **arrays[3] = {&r->a, &r->b, &r->c};
+    for (int i = 0; i < 3; i++) {
+        void *p = mmap(NULL, r->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        if (p == MAP_FAILED)
+            return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                           "mapping 3 arrays of %llu bytes: %s", (unsigned long long)bytes,
+                           strerror(errno));
+        *arrays[i] = p;
+    }
+    return GPUPROBE_OK;
+}
+
+/* Worker i's part: boundaries on whole pages, the last part to the end. */
+static void split(cpu_bw *r, bw_worker *w, size_t i, int pin_threads)
+{
+    size_t pages = r->n / GP_BW_PART;
+    w->run = r;
+    w->index = i;
+    w->lo = pages * i / r->nthreads * GP_BW_PART;
+    w->hi = i + 1 == r->nthreads ? r->n : pages * (i + 1) / r->nthreads * GP_BW_PART;
+    w->cpu = pin_threads ? r->order[i % r->norder] : -1;
+}
+
+static gpuprobe_status start_workers(gpuprobe_context *ctx, cpu_bw *r, int pin_threads)
+{
+    r->w = calloc(r->nthreads, sizeof *r->w);
+    if (!r->w)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating %zu workers", r->nthreads);
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "pthread_attr_init failed");
+    (void)pthread_attr_setstacksize(&attr, GP_BW_STACK);
+    int e = 0;
+    for (size_t i = 0; i < r->nthreads && e == 0; i++) {
+        split(r, &r->w[i], i, pin_threads);
+        e = pthread_create(&r->w[i].tid, &attr, worker_main, &r->w[i]);
+        if (e == 0)
+            r->started++;
+    }
+    pthread_attr_destroy(&attr);
+    if (e != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "starting bandwidth thread %zu of %zu: "
+                       "pthread_create failed: %s", r->started + 1, r->nthreads, strerror(e));
+    return GPUPROBE_OK;
+}
+
+/* The method: kernels, threads and where they run. */
+static void describe(cpu_bw *r, gp_bw_job *job, int pin_threads)
+{
+    size_t pinned = 0;
+    for (size_t i = 0; i < r->nthreads; i++)
+        pinned += (size_t)r->w[i].pinned;
+    job->pinned = (int)pinned;
+    char where[160];
+    if (!pin_threads) {
+        gp_strlcpy(where, "placed by the scheduler", sizeof where);
+    } else {
+        gp_snprintf(where, sizeof where, "%zu pinned, to CPU", pinned);
+        for (size_t i = 0; i < r->nthreads && i < r->norder; i++)
+            gp_appendf(where, sizeof where, "%s%d", i ? "," : " ", r->order[i]);
+        if (r->nthreads > r->norder)
+            gp_appendf(where, sizeof where, " (%zu CPUs for %zu threads)", r->norder,
+                       r->nthreads);
+    }
+    gp_snprintf(job->method, sizeof job->method,
+                "C kernels (%s), %zu thread%s (%s), each writing its own part of the "
+                "arrays first", gp_bw_isa(), r->nthreads, r->nthreads == 1 ? "" : "s", where);
+}
+
+static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, void *state, gp_bw_job *job)
+{
+    cpu_bw *r = state;
+    gpuprobe_status st = map_arrays(ctx, r, job->buffer_bytes);
+    if (st == GPUPROBE_OK)
+        st = start_workers(ctx, r, job->pin);
+    if (st != GPUPROBE_OK)
+        return st;
+    command(r, CMD_INIT, GPUPROBE_BANDWIDTH_TEST_READ, 0);
+    describe(r, job, job->pin);
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status cpu_pass(gpuprobe_context *ctx, void *state, gpuprobe_bandwidth_test t,
+                                size_t reps, double *seconds)
+{
+    (void)ctx;
+    cpu_bw *r = state;
+    command(r, CMD_PASS, t, reps);
+    r->ran |= GP_BW_BIT(t);
+    *seconds = r->t1 - r->t0;
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status cpu_finish(gpuprobe_context *ctx, void *state, gp_bw_job *job)
+{
+    cpu_bw *r = state;
+    (void)job;
+    if (gp_test_bw_corrupt)
+        gp_test_bw_corrupt(r->a, r->b, r->c, r->n);
+    command(r, CMD_CHECK, GPUPROBE_BANDWIDTH_TEST_READ, 0);
+    size_t bad = 0;
+    for (size_t i = 0; i < r->nthreads; i++)
+        bad += r->w[i].bad;
+    if (bad)
+        return gp_fail(ctx, GPUPROBE_ERR_VERIFY_FAILED,
+                       "bandwidth on the CPU: %zu array elements (or sums) were not what "
+                       "the kernels write", bad);
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status cpu_release(gpuprobe_context *ctx, void *state, gpuprobe_status st)
+{
+    (void)ctx;
+    cpu_bw *r = state;
+    if (r->started) {
+        command(r, CMD_STOP, GPUPROBE_BANDWIDTH_TEST_READ, 0);
+        for (size_t i = 0; i < r->started; i++)
+            pthread_join(r->w[i].tid, NULL);
+    }
+    double *arrays[3] = {r->a, r->b, r->c};
+    for (int i = 0; i < 3; i++)
+        if (arrays[i])
+            munmap(arrays[i], r->map_bytes);
+    pthread_cond_destroy(&r->done_cv);
+    pthread_cond_destroy(&r->cmd_cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r->w);
+    free(r->order);
+    free(r);
+    return st;
+}
+
+const gp_bw_backend gp_cpu_bw_backend = {
+    .tests = GP_BW_CPU_TESTS,
+    .read_buffers = 1,
+    .open = cpu_open,
+    .prepare = cpu_prepare,
+    .pass = cpu_pass,
+    .finish = cpu_finish,
+    .release = cpu_release,
+};
