@@ -1155,16 +1155,17 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_N = 1,           /**< Columns of B and C. Default: same as M when not set. */
     GPUPROBE_MATMUL_K = 2,           /**< Columns of A, rows of B. Default: same as M when not set. */
     GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C in fp32). */
-    GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up runs. Default 1. */
+    GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up calls before the batch is chosen (they absorb first-call loading). Default 1. The search for the steady state follows (#GPUPROBE_MATMUL_WARMUP_MS). */
     GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs (samples, see #GPUPROBE_MATMUL_BATCH). Default 5. */
-    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs. Default 100. A value below MIN_RUNS counts as MIN_RUNS. */
-    GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep timing (past MIN_RUNS, up to MAX_RUNS) until the timed runs add up to this many milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0: exactly MIN_RUNS. */
+    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs; 0: no cap, the budget alone ends the runs (at most 1,048,576 of them). Default 0 (1.0 and 1.1: 100, which ended the runs of a call of 0.5 ms to 2.5 ms before the budget did). A value below MIN_RUNS counts as MIN_RUNS. */
+    GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep timing (past MIN_RUNS, up to MAX_RUNS when set) until the timed runs add up to this many milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0: exactly MIN_RUNS. */
     GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
     GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
     GPUPROBE_MATMUL_SEED = 10,       /**< Seed of the random inputs. Default 42. */
     GPUPROBE_MATMUL_CPU_THREADS = 11, /**< CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. OpenBLAS caps the count at its build's MAX_THREADS (64 in Debian's); a count above the threads its pool holds starts more, and those threads stay for the rest of the process (each with a 128 MiB buffer and its own stack, in address space) even though the count in force is restored. So 1024 leaves OpenBLAS with 64 threads. GPUPROBE_METRIC_THREADS says what the run used. */
     GPUPROBE_MATMUL_VERIFY_SAMPLES = 12, /**< Number of sampled output entries to verify. Default 256. */
-    GPUPROBE_MATMUL_BATCH = 13       /**< (since 1.1) Calls per timed run: each run times this many back-to-back calls as one block and reports the time per call. 0 (the default): automatic, 1 when a call takes 2 ms or more, else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at the mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every call alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
+    GPUPROBE_MATMUL_BATCH = 13,      /**< (since 1.1) Calls per timed run: each run times this many back-to-back calls as one block and reports the time per call. 0 (the default): automatic, 1 when a call takes 2 ms or more, else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at the mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every call alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
+    GPUPROBE_MATMUL_WARMUP_MS = 14   /**< (since 1.2) The bound, in milliseconds of gemm calls, of the warm-up: after the #GPUPROBE_MATMUL_WARMUP calls and the choice of the batch, runs of the batch are made untimed until two in a row agree within 2% (the steady state: OpenBLAS's threads placed and spinning, its buffers mapped; clocks up on a GPU), or until the warm-up, those calls and the batch's choice included, has lasted this long. Default 1000; 0: no search (1.1's warm-up). GPUPROBE_METRIC_STEADY says how it ended. */
 } gpuprobe_matmul_param;
 
 /**
@@ -1207,10 +1208,11 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
 
 /**
  * Run a timed matmul C = A x B (row-major, m x k times k x n) on @p device,
- * following the protocol in docs: separate setup timing, warm-up, timed
+ * following the protocol in docs: separate setup timing, warm-up until two
+ * runs in a row agree within 2% (at most #GPUPROBE_MATMUL_WARMUP_MS), timed
  * runs (CUDA events on the GPU) of #GPUPROBE_MATMUL_BATCH back-to-back calls
  * each, at least MIN_RUNS of them and more until they add up to BUDGET_MS
- * (250 ms by default) or MAX_RUNS, seeded zero-mean random inputs, output
+ * (250 ms by default; or MAX_RUNS when set), seeded zero-mean random inputs, output
  * poisoned with NaN first, verification on sampled entries against a
  * double-precision host reference. The time figures are per call.
  *
@@ -1291,7 +1293,11 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_MATH_MODE = 22,   /**< string: cuBLAS math mode, e.g. "CUBLAS_DEFAULT_MATH"; "" on the CPU. */
     GPUPROBE_METRIC_COMPUTE_TYPE = 23, /**< string: e.g. "CUBLAS_COMPUTE_32F_FAST_TF32", or "cblas_sgemm" on the CPU. */
     GPUPROBE_METRIC_DEVICE = 24,      /**< int: the device index the run used. */
-    GPUPROBE_METRIC_BATCH = 25        /**< int (since 1.1): calls per timed run (#GPUPROBE_MATMUL_BATCH): the time figures are per call, each run's block time divided by this. */
+    GPUPROBE_METRIC_BATCH = 25,       /**< int (since 1.1): calls per timed run (#GPUPROBE_MATMUL_BATCH): the time figures are per call, each run's block time divided by this. */
+    GPUPROBE_METRIC_WARMUP_S = 26,    /**< double (since 1.2): the untimed gemm calls before the first timed run, added (the #GPUPROBE_MATMUL_WARMUP calls, the batch's choice, the warm-up runs), by the clock of the timed runs; part of SETUP_S. */
+    GPUPROBE_METRIC_IQR_S = 27,       /**< double (since 1.2): the spread of the timed runs, per call: their interquartile range (75th minus 25th percentile, linear between order statistics), as torch.utils.benchmark reports it. IQR_S / MEDIAN_S is the relative spread. */
+    GPUPROBE_METRIC_WARMUP_RUNS = 28, /**< int (since 1.2): warm-up runs of the batch made in search of the steady state (#GPUPROBE_MATMUL_WARMUP_MS). */
+    GPUPROBE_METRIC_STEADY = 29       /**< int (since 1.2): 1 when two warm-up runs in a row agreed within 2% (the timed runs began in the steady state); 0 when the warm-up's bound came first (a machine whose speed kept changing, or calls so long that the bound allows fewer than two runs: then a call's start-up costs are a small part of it); -1 with no search (#GPUPROBE_MATMUL_WARMUP_MS 0). */
 } gpuprobe_matmul_metric;
 
 /** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double metrics. */

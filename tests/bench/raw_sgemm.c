@@ -2,18 +2,23 @@
  * raw_sgemm.c - the reference for scripts/bench-matmul: a plain loop of
  * cblas_sgemm calls, timed the simplest way, to compare libgpuprobe's
  * reported figure against: n x n x n, row-major, inputs uniform in (-1, 1),
- * warm-up calls, then every call timed on its own (a clock read on each
- * side, nothing else) and the median of the calls: at least RUNS calls,
- * and more until MIN_SECONDS of calls were timed (so a sub-millisecond
- * size is the median of thousands of calls).
+ * warm-up calls, then blocks of BATCH calls back to back, each block timed
+ * on its own (a clock read on each side, nothing else), and the median of
+ * the blocks divided by BATCH: at least RUNS blocks, and more until
+ * MIN_SECONDS of blocks were timed. BATCH 1 (the default) times every
+ * call alone. Nothing else: no warm-up rule, no calibration.
  *
- * Usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS]]]]
- * Prints one line: "raw_sgemm n=N runs=R threads=T median_s=S gflops=G".
+ * Usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE]]]]]]
+ * Prints one line: "raw_sgemm n=N runs=R batch=B threads=T median_s=S
+ * gflops=G ..."; with TRACE 1, first one line per block: its start (seconds
+ * since the first warm-up call), its time per call, and the CPU the
+ * calling thread was on when it ended.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #define _GNU_SOURCE
 #include <cblas.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +40,8 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: raw_sgemm N [RUNS [WARMUP [THREADS]]]\n");
+        fprintf(stderr,
+                "usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE]]]]]]\n");
         return 2;
     }
     long n = strtol(argv[1], NULL, 10);
@@ -43,8 +49,11 @@ int main(int argc, char **argv)
     long warmup = argc > 3 ? strtol(argv[3], NULL, 10) : 1;
     long threads = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
     double min_s = argc > 5 ? strtod(argv[5], NULL) : 0.0;
+    long batch = argc > 6 ? strtol(argv[6], NULL, 10) : 1;
+    long trace = argc > 7 ? strtol(argv[7], NULL, 10) : 0;
     if (n < 1 || n > 46340 || runs < 1 || runs > 10000 || warmup < 0 || threads < 0 ||
-        !(min_s >= 0 && min_s <= 60)) {
+        !(min_s >= 0 && min_s <= 600) || batch < 1 || batch > (1L << 20) || trace < 0 ||
+        trace > 1) {
         fprintf(stderr, "raw_sgemm: bad arguments\n");
         return 2;
     }
@@ -53,7 +62,7 @@ int main(int argc, char **argv)
     size_t count = (size_t)n * (size_t)n;
     float *a = malloc(count * sizeof *a), *b = malloc(count * sizeof *b);
     float *c = malloc(count * sizeof *c);
-    const long cap = 1000000; /* calls timed at most */
+    const long cap = 1000000; /* blocks timed at most */
     double *t = malloc((size_t)cap * sizeof *t);
     if (!a || !b || !c || !t) {
         fprintf(stderr, "raw_sgemm: out of memory\n");
@@ -68,6 +77,7 @@ int main(int argc, char **argv)
         c[i] = 0.0f;
     }
     int in = (int)n;
+    double start = now_s();
     for (long w = 0; w < warmup; w++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a, in,
                     b, in, 0.0f, c, in);
@@ -75,17 +85,23 @@ int main(int argc, char **argv)
     long r = 0;
     while (r < cap && (r < runs || total < min_s)) {
         double t0 = now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a, in,
-                    b, in, 0.0f, c, in);
-        t[r] = now_s() - t0;
+        for (long i = 0; i < batch; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a,
+                        in, b, in, 0.0f, c, in);
+        double t1 = now_s();
+        t[r] = t1 - t0;
         total += t[r++];
+        if (trace)
+            printf("block %ld start_s=%.6f call_s=%.9f cpu=%d\n", r, t0 - start,
+                   (t1 - t0) / (double)batch, sched_getcpu());
     }
     runs = r;
     qsort(t, (size_t)runs, sizeof *t, cmp);
-    double med = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
-    printf("raw_sgemm n=%ld runs=%ld threads=%d median_s=%.9f gflops=%.3f check=%g\n", n,
-           runs, openblas_get_num_threads(), med, 2.0 * (double)n * n * n / med / 1e9,
-           (double)c[count / 2]);
+    double med = (runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2])) / (double)batch;
+    printf("raw_sgemm n=%ld runs=%ld batch=%ld threads=%d median_s=%.9f gflops=%.3f "
+           "seconds=%.3f check=%g\n",
+           n, runs, batch, openblas_get_num_threads(), med,
+           2.0 * (double)n * n * n / med / 1e9, now_s() - start, (double)c[count / 2]);
     free(a);
     free(b);
     free(c);
