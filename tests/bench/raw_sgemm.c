@@ -11,14 +11,18 @@
  * Usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE]]]]]]
  * Prints one line: "raw_sgemm n=N runs=R batch=B threads=T median_s=S
  * gflops=G ..."; with TRACE 1, first one line per block: its start (seconds
- * since the first warm-up call), its time per call, and the CPU the
- * calling thread was on when it ended.
+ * since the first warm-up call), its time per call, the CPU the calling
+ * thread was on when it ended and those of the process's other threads
+ * (OpenBLAS's pool) then, from /proc/self/task.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #define _GNU_SOURCE
 #include <cblas.h>
+#include <dirent.h>
 #include <sched.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,41 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The CPUs the process's other threads last ran on, comma-separated: field
+ * 39 of /proc/self/task/TID/stat. */
+static void other_cpus(char *out, size_t size)
+{
+    out[0] = '\0';
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    pid_t self = (pid_t)gettid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == self)
+            continue;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        char *p = strrchr(buf, ')'), *save = NULL;
+        int field = 2;
+        for (char *tok = p ? strtok_r(p + 1, " ", &save) : NULL; tok;
+             tok = strtok_r(NULL, " ", &save))
+            if (++field == 39) {
+                size_t len = strlen(out);
+                snprintf(out + len, size - len, "%s%s", len ? "," : "", tok);
+                break;
+            }
+    }
+    closedir(d);
 }
 
 static int cmp(const void *a, const void *b)
@@ -91,9 +130,12 @@ int main(int argc, char **argv)
         double t1 = now_s();
         t[r] = t1 - t0;
         total += t[r++];
-        if (trace)
-            printf("block %ld start_s=%.6f call_s=%.9f cpu=%d\n", r, t0 - start,
-                   (t1 - t0) / (double)batch, sched_getcpu());
+        if (trace) {
+            char others[256];
+            other_cpus(others, sizeof others);
+            printf("block %ld start_s=%.6f call_s=%.9f cpu=%d others=%s\n", r, t0 - start,
+                   (t1 - t0) / (double)batch, sched_getcpu(), others);
+        }
     }
     runs = r;
     qsort(t, (size_t)runs, sizeof *t, cmp);
