@@ -442,25 +442,26 @@ static void fill_inputs(const gp_mm_job *job, const gp_mm_host *h)
 /* The calls per sample. BATCH when set; else 1 when the warm-up showed a
  * call of GP_MM_SLOW_CALL_S or more, else the smallest block (grown from
  * one call, at most a hundredfold a step) that lasts GP_MM_SAMPLE_S. The
- * blocks tried are setup, like the warm-up. */
+ * blocks tried are setup, like the warm-up. *block_s: what a block of the
+ * chosen size lasted (the last one tried), or the warm-up calls' rate says
+ * it lasts (0 without warm-up calls). */
 static gpuprobe_status calibrate(gpuprobe_context *ctx, gp_mm_job *job,
-                                 const gp_mm_backend *be, void *state, double warm_call)
+                                 const gp_mm_backend *be, void *state, double warm_call,
+                                 double *block_s)
 {
-    if (job->batch > 0) {
-        job->reps = (size_t)job->batch;
+    if (job->batch > 0 || warm_call >= GP_MM_SLOW_CALL_S) {
+        job->reps = job->batch > 0 ? (size_t)job->batch : 1;
+        *block_s = warm_call * (double)job->reps;
         return GPUPROBE_OK;
     }
     size_t reps = 1;
-    if (warm_call >= GP_MM_SLOW_CALL_S) {
-        job->reps = reps;
-        return GPUPROBE_OK;
-    }
     for (;;) {
         double s = 0.0;
         gpuprobe_status st = be->run(ctx, state, reps, &s);
         if (st != GPUPROBE_OK)
             return st;
         job->warmup_s += s;
+        *block_s = s;
         if (s >= GP_MM_SAMPLE_S || reps >= GP_MM_MAX_BATCH)
             break;
         /* 1.25 times what this block's rate says, so that the next block
@@ -485,18 +486,21 @@ static int blocks_agree(double a, double b)
 }
 
 /* The search for the steady state: untimed blocks of BATCH calls until two
- * in a row agree, while the warm-up (every call before it included) is
- * shorter than WARMUP_MS by the backend's clock. job->steady: 1 agreed,
- * 0 the bound came first, -1 no search. */
+ * in a row agree. A block is run only while the warm-up (every untimed
+ * call included) stays within WARMUP_MS by the backend's clock when it
+ * lasts as long as the last block (block_s before the first): the first
+ * needs room for two, since one alone proves nothing. job->steady: 1
+ * agreed, 0 the bound came first, -1 no search. */
 static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
-                                    const gp_mm_backend *be, void *state)
+                                    const gp_mm_backend *be, void *state, double block_s)
 {
     job->steady = -1;
     if (job->warmup_ms == 0)
         return GPUPROBE_OK;
     job->steady = 0;
-    double bound = (double)job->warmup_ms / 1000.0, last = 0.0;
-    while (job->warmup_s < bound && job->warmup_runs < GP_MM_RUNS_CEILING) {
+    double bound = (double)job->warmup_ms / 1000.0, last = block_s;
+    while (job->warmup_s + (job->warmup_runs ? 1 : 2) * last <= bound &&
+           job->warmup_runs < GP_MM_RUNS_CEILING) {
         double s = 0.0;
         gpuprobe_status st = be->run(ctx, state, job->reps, &s);
         if (st != GPUPROBE_OK)
@@ -578,9 +582,10 @@ static gpuprobe_status protocol(gpuprobe_context *ctx, gp_mm_job *job,
         job->warmup_s = s;
         warm_call = s / (double)job->warmup;
     }
-    st = calibrate(ctx, job, be, state, warm_call);
+    double block_s = 0.0;
+    st = calibrate(ctx, job, be, state, warm_call, &block_s);
     if (st == GPUPROBE_OK)
-        st = steady_state(ctx, job, be, state);
+        st = steady_state(ctx, job, be, state, block_s);
     if (st != GPUPROBE_OK)
         return st;
     job->setup_s = gp_now() - t0 - untimed;

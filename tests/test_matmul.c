@@ -304,7 +304,7 @@ static void test_autorange(void **state)
      * scripted clock below), and is part of the setup. */
     int64_t steady = get_i(r, GPUPROBE_METRIC_STEADY);
     assert_true(steady == 0 || steady == 1);
-    assert_true(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS) >= (steady == 1 ? 2 : 1));
+    assert_true(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS) >= (steady == 1 ? 2 : 0));
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) > 0);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) < get_d(r, GPUPROBE_METRIC_SETUP_S));
     assert_int_equal(get_i(r, GPUPROBE_METRIC_VERIFIED), 1);
@@ -478,8 +478,10 @@ static void test_steady_when_blocks_agree(void **state)
 }
 
 /* Blocks that never agree: the warm-up ends at its bound. With 50 ms, the
- * 1 ms warm-up call and blocks of 10, 15, 10, 15 ms: 36 ms after three
- * blocks, so a fourth, which ends past the bound (51 ms); no fifth. */
+ * 1 ms warm-up call (so room for two blocks of 10 ms) and blocks of 10,
+ * 15, 10, 15 ms: 36 ms after three blocks, room for one more as long as
+ * the last (10 ms), which lasts 15 and ends past the bound (51 ms); a
+ * fifth as long would end at 66: none. */
 static void test_warmup_bound(void **state)
 {
     (void)state;
@@ -499,6 +501,20 @@ static void test_warmup_bound(void **state)
     r = scripted(settling, 10, 8, 0, GPUPROBE_OK);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 0);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 0);
+    gpuprobe_matmul_result_destroy(r);
+    /* The search starts only with room for two blocks, as long as the
+     * warm-up call's rate says: a 2^-10 s call and blocks of 4, so
+     * 2^-10 + 2 x 2^-8 s = 8.79 ms. A bound of 8 ms: no search; of 9 ms:
+     * two blocks, which agree. */
+    r = scripted(steady_call, 4, 8, 0, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 0);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 0);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 1.0 / 1024.0);
+    gpuprobe_matmul_result_destroy(r);
+    r = scripted(steady_call, 4, 9, 0, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 9.0 / 1024.0);
     gpuprobe_matmul_result_destroy(r);
 }
 

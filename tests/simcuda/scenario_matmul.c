@@ -589,9 +589,11 @@ static void slow_call_not_calibrated(void **state)
  * 99 ramp calls (512.375 us, 2.5% over the flat 500 us of block 20);
  * blocks 20 and 21 agree: 22 warm-up runs, 16.0075 ms in all with the
  * 10 us warm-up call, and the timed runs all at 5 us a call. With a bound
- * of 10 ms the ramp is still on when it ends the warm-up: after 12 blocks
- * (10 + 12 x 987.375 - 25 x 66 = 10208.5 us; 11 make 9496.125), not
- * steady, and the timed runs are slower. Nothing of either run is left. */
+ * of 10 ms the ramp is still on when it ends the warm-up: 11 blocks make
+ * 10 + 11 x 987.375 - 25 x 55 = 9496.125 us, and a twelfth as long as the
+ * eleventh (737.375 us) would end past the bound, so none is run; not
+ * steady, and the timed runs (blocks 11 and 12) are slower. Nothing of
+ * either run is left. */
 static void steady_state_on_a_gpu(void **state)
 {
     (void)state;
@@ -606,15 +608,15 @@ static void steady_state_on_a_gpu(void **state)
         simcuda_log_clear();
         gpuprobe_matmul_result *r = NULL;
         EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
-        int64_t blocks = bounded ? 12 : 22;
+        int64_t blocks = bounded ? 11 : 22;
         assert_int_equal(imetric(r, GPUPROBE_METRIC_STEADY), bounded ? 0 : 1);
         assert_int_equal(imetric(r, GPUPROBE_METRIC_WARMUP_RUNS), blocks);
         assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 1 + (blocks + 2) * 100);
-        double warm = bounded ? 10208.5e-6 : 16007.5e-6;
+        double warm = bounded ? 9496.125e-6 : 16007.5e-6;
         assert_true(fabs(dmetric(r, GPUPROBE_METRIC_WARMUP_S) - warm) < 1e-4 * warm);
-        /* Steady: every timed call at the model's 5 us. Bounded: blocks 12
-         * and 13, 500 + 187.375 and 500 + 162.375 us. */
-        double median = bounded ? (687.375e-6 + 662.375e-6) / 2 / 100 : 5e-6;
+        /* Steady: every timed call at the model's 5 us. Bounded: blocks 11
+         * and 12, 500 + 212.375 and 500 + 187.375 us. */
+        double median = bounded ? (712.375e-6 + 687.375e-6) / 2 / 100 : 5e-6;
         assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - median) < 1e-4 * median);
         assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
         gpuprobe_matmul_result_destroy(r);
