@@ -23,8 +23,11 @@
 
 static const cli_option no_options[] = {{NULL, NULL, NULL}};
 static const cli_command command = {
-    "cuda_info", "Is CUDA usable, which version, which GPU (the lesson's torch.cuda check).",
-    no_options, "a query failed", "The installed command: gpuprobe-info.",
+    .name = "cuda_info",
+    .summary = "Is CUDA usable, which version, which GPU (the lesson's torch.cuda check).",
+    .options = no_options,
+    .exit1 = "a query failed",
+    .footer = "The installed command: gpuprobe-info.",
 };
 
 int main(int argc, char **argv)

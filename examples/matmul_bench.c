@@ -25,8 +25,11 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 static const cli_command command = {
-    "matmul_bench", "Time an N x N matrix multiplication on the CPU and the best GPU.", options,
-    "a run failed or did not verify", "The installed command: gpuprobe-bench.",
+    .name = "matmul_bench",
+    .summary = "Time an N x N matrix multiplication on the CPU and the best GPU.",
+    .options = options,
+    .exit1 = "a run failed or did not verify",
+    .footer = "The installed command: gpuprobe-bench.",
 };
 
 /* Time fp32 on one device; print it; return the median (0 on failure). */
@@ -73,7 +76,7 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = cli_next(&a, &v)) >= 0)
         if (cli_parse_count(v, 100000, &n) != 0 || n == 0)
-            return cli_finish(cli_usage_error("--size wants a whole number in [1, 100000], not '%s'", v));
+            return cli_finish(cli_bad_value(v, "--size wants a whole number from 1 to 100000"));
     if (opt == CLI_ARGS_EXIT)
         return cli_finish(a.status);
 

@@ -27,9 +27,11 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 static const cli_command command = {
-    "select_device", "Choose the device a program should use, and say why.", options,
-    "no device meets the requirements, or CUDA was asked for and is not usable",
-    "The installed command: gpuprobe-select.",
+    .name = "select_device",
+    .summary = "Choose the device a program should use, and say why.",
+    .options = options,
+    .exit1 = "no device meets the requirements, or CUDA was asked for and is not usable",
+    .footer = "The installed command: gpuprobe-select.",
 };
 
 int main(int argc, char **argv)
@@ -43,8 +45,8 @@ int main(int argc, char **argv)
     while ((opt = cli_next(&a, &v)) >= 0) {
         if (opt == OPT_DEVICE)
             spec = v;
-        else if (cli_parse_count(v, UINT64_C(1) << 62, &req.min_free_bytes) != 0)
-            return cli_finish(cli_usage_error("--min-free wants a byte count (e.g. 20e9), not '%s'", v));
+        else if (cli_parse_size(v, UINT64_C(1) << 62, &req.min_free_bytes) != 0)
+            return cli_finish(cli_bad_value(v, "--min-free wants a size in bytes (20GB, 20GiB, 2e10)"));
     }
     if (opt == CLI_ARGS_EXIT)
         return cli_finish(a.status);

@@ -18,8 +18,11 @@
 
 static const cli_option no_options[] = {{NULL, NULL, NULL}};
 static const cli_command command = {
-    "smi", "List every compute device, the CPU included, with its memory.", no_options,
-    "a query failed", "The installed command: gpuprobe-smi.",
+    .name = "smi",
+    .summary = "List every compute device, the CPU included, with its memory.",
+    .options = no_options,
+    .exit1 = "a query failed",
+    .footer = "The installed command: gpuprobe-smi.",
 };
 
 int main(int argc, char **argv)

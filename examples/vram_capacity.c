@@ -24,8 +24,11 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 static const cli_command command = {
-    "vram_capacity", "The largest fp16 model each device holds, or whether a given one fits.",
-    options, "a device query failed", "The installed command: gpuprobe-fit.",
+    .name = "vram_capacity",
+    .summary = "The largest fp16 model each device holds, or whether a given one fits.",
+    .options = options,
+    .exit1 = "a device query failed",
+    .footer = "The installed command: gpuprobe-fit.",
 };
 
 int main(int argc, char **argv)
@@ -37,7 +40,7 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = cli_next(&a, &v)) >= 0)
         if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &params) != 0 || params == 0)
-            return cli_finish(cli_usage_error("--params wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v));
+            return cli_finish(cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)"));
     if (opt == CLI_ARGS_EXIT)
         return cli_finish(a.status);
 

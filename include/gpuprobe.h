@@ -65,24 +65,33 @@
  * matmul, in the parent and in the child.
  *
  * Environment variables (read with secure_getenv() when a context is
- * created, so they are ignored in set-user-ID programs):
+ * created, so they are ignored in set-user-ID programs). An empty value is
+ * the same as not setting the variable (since 1.2; before, an empty
+ * `GPUPROBE_DEVICE` meant "auto"):
  *
  * - `GPUPROBE_CUDA`: `0`, `off`, `no`, `false`, `disable` or `disabled`
  *   (in any letter case) turns CUDA off;
- *   the CUDA cause is then ::GPUPROBE_CUDA_DISABLED.
+ *   the CUDA cause is then ::GPUPROBE_CUDA_DISABLED. `1`, `on`, `yes`,
+ *   `true`, `enable` or `enabled` leave it on. Since 1.2 any other value is
+ *   an error (before, it meant on): every call that enumerates the devices
+ *   (gpuprobe_device_count(), gpuprobe_cuda_status() and every call on a
+ *   device) returns ::GPUPROBE_ERR_INVALID_ARGUMENT with a message naming
+ *   the variable and its value, so that a typo is never taken for a choice.
  * - `GPUPROBE_CUDA_LIBDIR`: an absolute directory from which the CUDA
  *   runtime and cuBLAS are loaded instead of the system loader path. A
- *   relative path is refused (cause ::GPUPROBE_CUDA_OTHER with a message);
- *   an empty value is the same as not setting it. The driver library
- *   (`libcuda.so.1`) always comes from the system loader.
+ *   relative path is refused (cause ::GPUPROBE_CUDA_OTHER with a message).
+ *   The driver library (`libcuda.so.1`) always comes from the system loader.
  * - `GPUPROBE_DEVICE`: overrides the program's default device spec in
- *   gpuprobe_select() (see there).
+ *   gpuprobe_select() (see there), which returns
+ *   ::GPUPROBE_ERR_INVALID_ARGUMENT, naming the variable, when it is not a
+ *   device spec.
  * - `GPUPROBE_NVML` (since 1.1): a value that turns CUDA off (above) turns
  *   NVML off instead: `libnvidia-ml.so.1` is never loaded, device memory
  *   is read through a CUDA context (the 1.0 way, see
  *   gpuprobe_device_memory()) and the NVML attributes are
  *   ::GPUPROBE_ERR_UNSUPPORTED. For a driver whose NVML misbehaves, and to
- *   compare the two ways.
+ *   compare the two ways. Its other values are those of `GPUPROBE_CUDA`,
+ *   with the same error for any value that is neither on nor off.
  */
 #ifndef GPUPROBE_H
 #define GPUPROBE_H
@@ -1091,8 +1100,9 @@ typedef struct gpuprobe_requirements {
  * - `cuda:N`: exactly that device; an error if it is unusable or fails.
  * - `cpu`: the CPU, if it meets the requirements.
  *
- * The environment variable `GPUPROBE_DEVICE`, when set, replaces @p spec
- * (an empty value means `auto`) unless @p flags has
+ * The environment variable `GPUPROBE_DEVICE`, when set and not empty,
+ * replaces @p spec (since 1.2 an empty value is the same as unset; 1.0 and
+ * 1.1 took it for `auto`) unless @p flags has
  * #GPUPROBE_SELECT_IGNORE_ENV. The variable is read when the context is
  * created; a value of 256 bytes or more is malformed.
  *

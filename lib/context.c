@@ -21,24 +21,44 @@ unsigned gpuprobe_version(void) { return GPUPROBE_VERSION_NUMBER; }
 
 const char *gpuprobe_version_string(void) { return GPUPROBE_VERSION_STRING; }
 
-static int env_means_off(const char *v)
+/* A switch variable's value: 0 off, 1 on, -1 neither. */
+static int env_switch(const char *v)
 {
-    static const char *const off[] = {"0", "off", "no", "false", "disable",
-                                      "disabled"};
-    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
-        if (strcasecmp(v, off[i]) == 0)
-            return 1;
-    return 0;
+    static const char *const words[][6] = {
+        {"0", "off", "no", "false", "disable", "disabled"},
+        {"1", "on", "yes", "true", "enable", "enabled"},
+    };
+    for (int on = 0; on <= 1; on++)
+        for (size_t i = 0; i < sizeof words[on] / sizeof words[on][0]; i++)
+            if (strcasecmp(v, words[on][i]) == 0)
+                return on;
+    return -1;
+}
+
+/* GPUPROBE_CUDA or GPUPROBE_NVML: *off set when the value turns it off; a
+ * value that is neither word is kept as the environment's error (the
+ * first one only). Empty is the same as unset. */
+static void read_switch(gpuprobe_context *ctx, const char *name, int *off)
+{
+    const char *v = gp_getenv(name);
+    int sw = v && v[0] ? env_switch(v) : 1;
+    *off = sw == 0;
+    if (sw < 0 && !ctx->env_error[0]) {
+        char q[48];
+        gp_quote(q, sizeof q, v, 32);
+        gp_snprintf(ctx->env_error, sizeof ctx->env_error,
+                    "%s=\"%s\" is neither on (1, on, yes, true, enable, enabled) nor off "
+                    "(0, off, no, false, disable, disabled); unset or empty means on",
+                    name, q);
+    }
 }
 
 static void read_environment(gpuprobe_context *ctx)
 {
-    const char *v = gp_getenv("GPUPROBE_CUDA");
-    ctx->env_cuda_off = v && env_means_off(v);
-    v = gp_getenv("GPUPROBE_NVML");
-    ctx->env_nvml_off = v && env_means_off(v);
+    read_switch(ctx, "GPUPROBE_CUDA", &ctx->env_cuda_off);
+    read_switch(ctx, "GPUPROBE_NVML", &ctx->env_nvml_off);
 
-    v = gp_getenv("GPUPROBE_CUDA_LIBDIR");
+    const char *v = gp_getenv("GPUPROBE_CUDA_LIBDIR");
     if (v && v[0] != '\0') {
         ctx->env_libdir_set = 1;
         /* Over-long values are emptied; the loader then reports them as
@@ -49,7 +69,7 @@ static void read_environment(gpuprobe_context *ctx)
     }
 
     v = gp_getenv("GPUPROBE_DEVICE");
-    if (v) {
+    if (v && v[0] != '\0') {
         ctx->env_device_set = 1;
         gp_strlcpy(ctx->env_device, v, sizeof ctx->env_device);
         ctx->env_device_too_long = strlen(v) >= sizeof ctx->env_device;

@@ -363,7 +363,7 @@ static void no_device(gpuprobe_context *ctx, gp_cuda *c, const char *what)
     const char *vis = gp_getenv("CUDA_VISIBLE_DEVICES");
     if (!vis) {
         set_cause(ctx, GPUPROBE_CUDA_NO_DEVICE,
-                  "%s: the NVIDIA driver is running but finds no CUDA device", what);
+                  "%s: the driver is running and lists no GPU", what);
         return;
     }
     char q[96];
@@ -484,12 +484,10 @@ static step load_runtime(gpuprobe_context *ctx, gp_cuda *c, const int *majors, s
         char q[160];
         gp_quote(q, sizeof q, ctx->env_libdir, 128);
         set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
-                  "no CUDA runtime library in GPUPROBE_CUDA_LIBDIR=\"%s\": "
-                  "tried %s (%s)", q, tried, err);
+                  "GPUPROBE_CUDA_LIBDIR=\"%s\" holds none of %s (%s)", q, tried, err);
     } else {
         set_cause(ctx, GPUPROBE_CUDA_NO_RUNTIME,
-                  "no CUDA runtime library found by the system loader: "
-                  "tried %s (%s)", tried, err);
+                  "the system loader finds none of %s (%s)", tried, err);
     }
     return STEP_DECIDED;
 }
@@ -504,7 +502,7 @@ static step load_driver(gpuprobe_context *ctx, gp_cuda *c)
         int plain = strstr(err, "No such file") != NULL ||
                     strcmp(err, "cannot open shared object file") == 0;
         set_cause(ctx, GPUPROBE_CUDA_NO_DRIVER,
-                  "libcuda.so.1 not found: no NVIDIA driver is installed%s%s%s",
+                  "libcuda.so.1 was not found by the system loader%s%s%s",
                   plain ? "" : " (", plain ? "" : err, plain ? "" : ")");
         return STEP_DECIDED;
     }
@@ -569,8 +567,7 @@ static step init_driver(gpuprobe_context *ctx, gp_cuda *c)
     char bad[64];
     if (absent)
         set_cause(ctx, GPUPROBE_CUDA_NO_KERNEL_DRIVER,
-                  "libcuda.so.1 is installed but the NVIDIA kernel driver "
-                  "is not running: %s is missing (%s)", absent, what);
+                  "libcuda.so.1 is installed, but %s is missing (%s)", absent, what);
     else if (device_node_denied(ctx, bad, sizeof bad))
         set_cause(ctx, GPUPROBE_CUDA_NO_PERMISSION,
                   "%s: no read/write permission on %s (add the user to the "
@@ -647,7 +644,7 @@ gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
     ctx->runtime_version = 0;
     if (ctx->env_cuda_off) {
         set_cause(ctx, GPUPROBE_CUDA_DISABLED,
-                  "GPUPROBE_CUDA is set to a value that turns CUDA off");
+                  "GPUPROBE_CUDA asks for it");
         return GPUPROBE_OK;
     }
     gp_cuda *c = calloc(1, sizeof *c);

@@ -281,6 +281,8 @@ gpuprobe_status gp_enumerate(gpuprobe_context *ctx)
 {
     if (ctx->enumerated)
         return GPUPROBE_OK;
+    if (ctx->env_error[0])
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "%s", ctx->env_error);
 
     size_t ncuda = 0;
     if (ctx->fake) {

@@ -22,7 +22,7 @@ gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
     if (ctx->env_cuda_off) {
         ctx->cuda_cause = GPUPROBE_CUDA_DISABLED;
         gp_strlcpy(ctx->cuda_detail,
-                   "GPUPROBE_CUDA is set to a value that turns CUDA off",
+                   "GPUPROBE_CUDA asks for it",
                    sizeof ctx->cuda_detail);
         return GPUPROBE_OK;
     }

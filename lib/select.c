@@ -8,7 +8,7 @@
  *   spec    = "" | "auto" | "cpu" | "cuda" | "cuda:" ordinal
  *   ordinal = "0" | nonzero-digit *digit        (at most 2147483647)
  *
- * - The empty spec means "auto" (so does an empty GPUPROBE_DEVICE).
+ * - The empty spec means "auto"; an empty GPUPROBE_DEVICE is not set.
  * - Upper case ("CUDA", "Cpu") is refused, as PyTorch refuses it: one
  *   spelling per device, the one GPUPROBE_ATTR_SPEC reports.
  * - Leading zeros ("cuda:01") are refused for the same reason, as PyTorch

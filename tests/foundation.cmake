@@ -29,3 +29,7 @@ if(GPUPROBE_READELF)
     COMMAND sh -c "d=$(\"$1\" -d \"$2\") || exit 1; echo \"$d\" | grep -q NEEDED || exit 1; if echo \"$d\" | grep -E 'NEEDED.*(libcuda|libcudart|libcublas|libnvidia-ml)'; then exit 1; fi; exit 0"
       sh ${GPUPROBE_READELF} $<TARGET_FILE:gpuprobe>)
 endif()
+
+# The versions the documentation shows are this one (tests/docs_versions.sh).
+add_test(NAME foundation.docs_versions
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/docs_versions.sh ${PROJECT_SOURCE_DIR} ${PROJECT_VERSION})

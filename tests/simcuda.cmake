@@ -243,11 +243,12 @@ simcuda_program(visible_1 "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVIC
   --no-out "A100")
 simcuda_program(hidden.json "${SIMCUDA_TWO}" gpuprobe-smi --env CUDA_VISIBLE_DEVICES= --err-empty
   --json-eq cuda_available=false --json-eq reason=\"devices_hidden\"
-  --json-has "detail=which hides all 2 GPU(s)" --json-eq devices.0.spec=\"cpu\" -- --json)
+  --json-has "reason_text=CUDA devices are hidden by CUDA_VISIBLE_DEVICES: " --json-has "reason_text=which hides all 2 GPU(s)" --json-eq devices.0.spec=\"cpu\" -- --json)
 
 # gpuprobe-info: the lesson's lines; why CUDA is not available.
+# Every GPU and their count (1.1 printed only cuda:0).
 simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-info --clean --err-empty
-  --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\n$")
+  --out "^CUDA available: True\nCUDA version: 13\\.0\nGPU count: 2\nGPU 0: NVIDIA A100-SXM4-40GB\nMemory: 42\\.5 GB\nGPU 1: NVIDIA H200\nMemory: 150\\.8 GB\n$")
 simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-info --err-empty
   --json-eq reason=\"available\" --json-eq devices.2.name=\"NVIDIA\ H200\"
   --json-eq devices.2.compute_capability=\"9.0\" --json-eq devices.2.multiprocessors=132
@@ -269,10 +270,15 @@ simcuda_program(driver_too_old.json "driver_version=12.4;${SIMCUDA_ONE_H200}" gp
 # requirement nothing meets is said once (the status text is not repeated).
 # Selection reads NVML: no context, no device memory (auto, cuda, cuda:N and
 # the requirements alike).
+# An empty GPUPROBE_DEVICE is the same as unset: --device cpu stands (1.1
+# took it for "auto" and chose the H200).
+simcuda_program(env_device_empty "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty
+  --env GPUPROBE_DEVICE= --out "^Using: cpu\n" --no-out "GPUPROBE_DEVICE" -- --device cpu)
 simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
   --out "^Using: cuda:1\nDevice: NVIDIA H200\nReason: auto: cuda:1 \\(NVIDIA H200\\) has the most free memory \\(128\\.8 GB\\) of 2 CUDA devices\n$")
 simcuda_program(two.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty
-  --json-eq using=\"cuda:1\" --json-eq device_index=2 --json-eq cuda_cause=\"available\" -- --json)
+  --json-eq using=\"cuda:1\" --json-eq device_index=2 --json-eq reason=\"available\"
+  --json-has "choice_reason=cuda:1" -- --json)
 simcuda_program(cuda "${SIMCUDA_TWO}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
   --out "^Using: cuda:1\n" -- --device cuda)
 simcuda_program(cuda_1.json "${SIMCUDA_TWO}" gpuprobe-select --err-empty ${SIMCUDA_UNTOUCHED}
@@ -323,8 +329,28 @@ simcuda_program(fit.context "[gpu];preset=H100;total=80.5GB" gpuprobe-nfd --env 
 
 # gpuprobe-bench: a verified GPU run, work run at once and deferred.
 simcuda_program(bf16 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
-  --out "\nGPU: [^\n]*\\(bf16, median of 3 runs( of [0-9]+ calls)?, [^\n]*, verified\\)\n +cuBLAS 13\\.1\\.0 \\(cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F\\) on NVIDIA H200"
+  --out "\nGPU bf16: [0-9.]+ (s|ms|µs|ns)  \\(median of 3 runs( of [0-9]+ calls)?, [^\n]*, verified\\)\n +cuBLAS 13\\.1\\.0 \\(cublasGemmEx, A/B CUDA_R_16BF, C CUDA_R_32F\\) on NVIDIA H200"
   -- --size 96 --device cuda:0 --dtype bf16 --runs 3)
+# Both precisions named in the speedup; the CPU's fp32 said to be the
+# reference for a GPU-only precision; the tensor-core table in units.
+simcuda_program(speedup_labels "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
+  --out "\nCPU fp32: [^\n]*verified\\) \\[the CPU runs no bf16: fp32 is the reference\\]\n"
+  --out "\nSpeedup \\(GPU bf16 vs CPU fp32\\): [0-9.]+x\n" -- --size 64 --dtype bf16 --runs 2)
+simcuda_program(table_units "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
+  --out "\nSpeedup \\(GPU fp32 vs CPU fp32\\): [0-9.]+x\n"
+  --out "\n  fp32 +[0-9.]+ (µs|ms|ns) +[0-9.]+ +1\\.0x  yes\n  tf32 +[0-9.]+ (µs|ms|ns) "
+  --out "host->device [0-9.]+ (µs|ms|ns|s), device->host [0-9.]+ (µs|ms|ns|s)\\x3b"
+  --no-out "0\\.0000" -- --size 64 --runs 2)
+# fp64 with a working GPU: the GPU's line says why it is not measured
+# (1.1 said "GPU: not available (CUDA is available ...)").
+simcuda_program(fp64 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
+  --out "\nCPU fp64: [^\n]*verified\\)\n"
+  --out "\nGPU fp64: skipped: matmul in fp64 is done on the CPU only\\x3b CUDA devices do fp32, tf32, fp16 and bf16\n"
+  --no-out "not available" -- --size 64 --dtype fp64 --runs 2)
+# bf16 on a T4 (no bf16): said so, and nothing ran bf16 (exit 1).
+simcuda_program(bf16_t4 "[gpu];preset=T4" gpuprobe-bench --rc 1 --clean
+  --out "\nGPU bf16: skipped: matmul in bf16 needs compute capability 8\\.0 "
+  --err "no device here ran bf16" -- --size 64 --dtype bf16 --runs 2)
 simcuda_program(tf32.deferred.json "mode=deferred;${SIMCUDA_ONE_H200}" gpuprobe-bench --err-empty
   --json-eq results.0.device=\"cuda:0\" --json-eq results.0.error=null
   --json-eq results.0.verified=true --json-eq results.0.runs=3
@@ -349,7 +375,7 @@ simcuda_program(memory_failure "${fail_gpu0}" gpuprobe-smi ${no_nvml} --rc 1 --c
 simcuda_program(memory_failure.json "${fail_gpu1}" gpuprobe-smi ${no_nvml} --rc 1
   --json-eq devices.1.error=null --json-eq devices.1.memory.available_bytes=31687966720
   --json-eq devices.1.memory.source=\"cuda_context\" --json-eq devices.1.memory.context_held=true
-  --json-has "detail=NVML is not usable (GPUPROBE_NVML turns NVML off): GPU memory is read through a CUDA context"
+  --json-has "reason_text=NVML is not usable (GPUPROBE_NVML turns NVML off): GPU memory is read through a CUDA context"
   --json-eq devices.2.memory=null --json-eq devices.2.error.status=\"cuda\"
   --json-has "devices.2.error.message=cuMemGetInfo_v2 on cuda:1 (NVIDIA H200) failed with CUDA_ERROR_UNKNOWN"
   --err "^gpuprobe-smi: cuda:1: memory query: a CUDA call failed: cuMemGetInfo_v2 on cuda:1 " -- --json)
@@ -375,7 +401,7 @@ simcuda_program(nvml_memory_failure.json "fail=nvmlDeviceGetMemoryInfo_v2:1;fail
 # escaped, JSON round-trips them (0xff as U+FFFD).
 set(hostile_re "q\"\\\\x1b.31mRED\\\\x01\\\\nNL\\\\xff\\\\\\\\z")
 gpuprobe_hostile_output_tests(sim_name
-  TEXT_HAS "smi:\n\\|   0 \\|    [0-9] \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU: ${hostile_re}\n"
+  TEXT_HAS "smi:\n\\|   0 \\|    [0-9] \\| ${hostile_re} +\\|  150\\.8 GB \\|" "info:\nGPU 0: ${hostile_re}\n"
            "select:\nDevice: ${hostile_re}\nReason: auto: cuda:0 \\(q\"\\?.31mRED\\?\\?NL\\?"
            "fit:\ncuda:0 \\(${hostile_re}\\)\n" "bench:cuBLAS [^\n]* on ${hostile_re}"
   JSON_HAS "smi:devices.1.name=${GPUPROBE_HOSTILE}" "info:devices.1.name=${GPUPROBE_HOSTILE}"

@@ -124,8 +124,9 @@ static void test_env_values(void **state)
     (void)state;
     static const char *const off[] = {"0", "off", "no", "false", "disable",
                                       "disabled", "OFF", "Disabled", "nO"};
-    static const char *const on[] = {"1", "on", "yes", "true", "", "of",
-                                     "offf", "00", " off", "disabledx"};
+    /* "" is the same as unset. */
+    static const char *const on[] = {"1", "on", "yes", "true", "enable", "enabled",
+                                     "ON", "Yes", ""};
     gp_test_dlopen = no_dlopen;
     for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
         with_env("GPUPROBE_CUDA", off[i]);
@@ -153,6 +154,46 @@ static void test_env_values(void **state)
 #endif
         gpuprobe_context_destroy(ctx);
     }
+    gp_test_dlopen = NULL;
+}
+
+/* A value that is neither on nor off is never taken for either: every
+ * call that enumerates fails, naming the variable and its value (quoted),
+ * and nothing is loaded. */
+static void test_env_values_unknown(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"of", "offf", "00", " off", "disabledx", "maybe",
+                                      "garbage\x1b[31m"};
+    static const char *const vars[] = {"GPUPROBE_CUDA", "GPUPROBE_NVML"};
+    gp_test_dlopen = no_dlopen;
+    for (size_t v = 0; v < 2; v++) {
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            with_env(vars[v], bad[i]);
+            gpuprobe_context *ctx = new_ctx(); /* creating still works */
+            with_env(vars[v], NULL);
+            opens_tried = 0;
+            gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+            size_t n = 99;
+            assert_int_equal(gpuprobe_cuda_status(ctx, &cause, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
+            const char *msg = gpuprobe_last_error(ctx);
+            print_message("%s=\"%s\": %s\n", vars[v], bad[i], msg);
+            assert_non_null(strstr(msg, vars[v]));
+            assert_non_null(strstr(msg, "neither on"));
+            assert_null(strchr(msg, '\x1b')); /* quoted */
+            assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_ERR_INVALID_ARGUMENT);
+            assert_int_equal(n, 99);
+            assert_int_equal(opens_tried, 0);
+            gpuprobe_context_destroy(ctx);
+        }
+    }
+    /* Read once, at creation: setting it later changes nothing. */
+    gpuprobe_context *ctx = new_ctx();
+    with_env("GPUPROBE_CUDA", "maybe");
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_OK);
+    with_env("GPUPROBE_CUDA", NULL);
+    gpuprobe_context_destroy(ctx);
     gp_test_dlopen = NULL;
 }
 
@@ -461,6 +502,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disabled),
         cmocka_unit_test(test_env_values),
+        cmocka_unit_test(test_env_values_unknown),
 #ifdef GPUPROBE_HAVE_CUDA
         cmocka_unit_test(test_machine_cause),
         cmocka_unit_test(test_empty_libdir),

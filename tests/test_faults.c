@@ -274,7 +274,7 @@ static void driver_missing(void **state)
     const char *detail = NULL;
     gpuprobe_cuda_cause cause;
     assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
-    assert_string_equal(detail, "libcuda.so.1 not found: no NVIDIA driver is installed");
+    assert_string_equal(detail, "libcuda.so.1 was not found by the system loader");
     int v = -7;
     assert_int_equal(gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
     assert_true(v >= 10000);

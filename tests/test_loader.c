@@ -226,7 +226,7 @@ static const bound drv_bound[] = {
 /* What a driver that loads but whose cuInit fails says here (the sysroot
  * has no /proc/driver/nvidia/version). */
 static const char cuinit_failed[] =
-    "libcuda.so.1 is installed but the NVIDIA kernel driver is not running: "
+    "libcuda.so.1 is installed, but "
     "/proc/driver/nvidia/version is missing (cuInit failed with unrecognized "
     "CUDA driver error)";
 
@@ -310,7 +310,7 @@ static void driver_not_loadable(void **state)
     gpuprobe_context *ctx = ctx_with("cudart", NULL, path);
     const char *detail = NULL;
     assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_DRIVER);
-    static const char head[] = "libcuda.so.1 not found: no NVIDIA driver is installed (";
+    static const char head[] = "libcuda.so.1 was not found by the system loader (";
     if (strncmp(detail, head, sizeof head - 1) != 0 ||
         !strstr(detail, "wrong ELF class: ELFCLASS32") ||
         detail[strlen(detail) - 1] != ')')
@@ -333,7 +333,7 @@ static void driver_not_loadable(void **state)
     snprintf(path, sizeof path, "%s/none/libcuda.so.1", root);
     ctx = ctx_with("cudart", NULL, path);
     assert_cause(ctx, GPUPROBE_CUDA_NO_DRIVER,
-                 "libcuda.so.1 not found: no NVIDIA driver is installed");
+                 "libcuda.so.1 was not found by the system loader");
     assert_true(cuda_opens >= 1);
     gpuprobe_context_destroy(ctx);
 }

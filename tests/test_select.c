@@ -723,12 +723,12 @@ static void test_env_override(void **state)
     assert_contains(why, "cuda:0 (from GPUPROBE_DEVICE)");
     gpuprobe_context_destroy(ctx);
 
-    /* empty means auto, whatever the program asked */
+    /* empty is the same as unset: the program's spec stands */
     setenv("GPUPROBE_DEVICE", "", 1);
     ctx = new_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
-    assert_int_equal(pick(ctx, "cpu", NULL, 0, &why), 1);
-    assert_contains(why, "auto (from GPUPROBE_DEVICE)");
+    assert_int_equal(pick(ctx, "cpu", NULL, 0, &why), -1);
+    assert_null(strstr(why, "GPUPROBE_DEVICE"));
     gpuprobe_context_destroy(ctx);
 
     /* malformed */

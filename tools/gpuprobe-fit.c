@@ -30,15 +30,6 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 
-static const cli_command command = {
-    "gpuprobe-fit",
-    "How large a model fits in each device's usable memory, per dtype and\n"
-    "workload; with --params, whether a given model fits and where.",
-    options,
-    "with --params, the model fits nowhere; or a device query failed",
-    "See gpuprobe-fit(1).",
-};
-
 static const gpuprobe_dtype all_dtypes[] = {
     GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16,
     GPUPROBE_DTYPE_FP8,  GPUPROBE_DTYPE_INT8, GPUPROBE_DTYPE_INT4,
@@ -255,109 +246,107 @@ static int print_json(const question *q, const devinfo *di, size_t n, int *fits_
 
 /* ---- main ---- */
 
-static int parse_args(int argc, char **argv, question *q, int *status)
+static question q;
+static struct {
+    int dtype_given, workload_given;
+    gpuprobe_dtype dtype;
+    gpuprobe_workload workload;
+} args = {0, 0, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS};
+
+static int option(int opt, const char *v)
 {
-    int dtype_given = 0, workload_given = 0;
-    gpuprobe_dtype dtype = GPUPROBE_DTYPE_FP16;
-    gpuprobe_workload workload = GPUPROBE_WORKLOAD_WEIGHTS;
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt;
-    while ((opt = cli_next(&a, &v)) >= 0) {
-        if (opt == OPT_PARAMS) {
-            if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q->params) != 0) {
-                *status = cli_usage_error("--params wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v);
-                return -1;
-            }
-            q->have_params = 1;
-        } else if (opt == OPT_DTYPE) {
-            if (gpuprobe_dtype_parse(v, &dtype) != GPUPROBE_OK) {
-                *status = cli_usage_error("unknown --dtype '%s' (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", v);
-                return -1;
-            }
-            dtype_given = 1;
-        } else if (opt == OPT_WORKLOAD) {
-            if (cli_parse_workload(v, &workload) != 0) {
-                *status = cli_usage_error("unknown --workload '%s' (weights, inference, training)", v);
-                return -1;
-            }
-            workload_given = 1;
-        }
+    if (opt == OPT_PARAMS) {
+        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q.params) != 0 || q.params == 0)
+            return cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)");
+        q.have_params = 1;
+    } else if (opt == OPT_DTYPE) {
+        if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
+        args.dtype_given = 1;
+    } else if (opt == OPT_WORKLOAD) {
+        if (cli_parse_workload(v, &args.workload) != 0)
+            return cli_bad_value(v, "--workload wants weights, inference or training");
+        args.workload_given = 1;
     }
-    if (opt == CLI_ARGS_EXIT) {
-        *status = a.status;
-        return -1;
-    }
-    if (dtype_given) {
-        q->dtypes[0] = dtype;
-        q->n_dtypes = 1;
+    return CLI_EXIT_OK;
+}
+
+static int check(void)
+{
+    if (args.dtype_given) {
+        q.dtypes[0] = args.dtype;
+        q.n_dtypes = 1;
     } else {
-        memcpy(q->dtypes, all_dtypes, sizeof all_dtypes);
-        q->n_dtypes = sizeof all_dtypes / sizeof all_dtypes[0];
+        memcpy(q.dtypes, all_dtypes, sizeof all_dtypes);
+        q.n_dtypes = sizeof all_dtypes / sizeof all_dtypes[0];
     }
     int any_rule = 0;
     for (size_t w = 0; w < N_WORKLOADS; w++) {
-        q->workload_on[w] = !workload_given || workloads[w] == workload;
-        for (size_t k = 0; q->workload_on[w] && k < q->n_dtypes; k++)
-            any_rule |= cli_have_rule(q->dtypes[k], workloads[w]);
+        q.workload_on[w] = !args.workload_given || workloads[w] == args.workload;
+        for (size_t k = 0; q.workload_on[w] && k < q.n_dtypes; k++)
+            any_rule |= cli_have_rule(q.dtypes[k], workloads[w]);
     }
-    if (!any_rule) {
-        *status = cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
-                                  workload_given ? gpuprobe_workload_name(workload) : "capacity",
-                                  gpuprobe_dtype_name(dtype));
-        return -1;
-    }
-    return 0;
+    if (!any_rule)
+        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
+                               args.workload_given ? gpuprobe_workload_name(args.workload) : "capacity",
+                               gpuprobe_dtype_name(args.dtype));
+    return CLI_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* One capacity query per device, so that every figure uses the same
+ * snapshot; the per-dtype answers come from capacity_params(). Returns 1
+ * when a query failed (reported). */
+static int query(gpuprobe_context *ctx, devinfo *d, size_t i)
 {
-    cli_start(&command, argc, argv);
-    question q;
-    memset(&q, 0, sizeof q);
-    int status = 0;
-    if (parse_args(argc, argv, &q, &status) != 0)
-        return cli_finish(status);
+    int64_t kind = 0;
+    d->spec = d->name = "?";
+    gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_SPEC, &d->spec);
+    gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_NAME, &d->name);
+    gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_KIND, &kind);
+    d->kind = (int)kind;
+    d->cap = (gpuprobe_capacity)GPUPROBE_CAPACITY_INIT;
+    d->st = gpuprobe_device_capacity(ctx, i, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, &d->cap);
+    if (d->st == GPUPROBE_OK)
+        return 0;
+    snprintf(d->error, sizeof d->error, "%s", gpuprobe_last_error(ctx));
+    cli_report(ctx, d->st, "%s: memory query", d->spec);
+    return 1;
+}
 
-    gpuprobe_context *ctx = NULL;
-    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
-    if (st != GPUPROBE_OK)
-        return cli_finish(cli_fail(NULL, st, "creating a context"));
+static int run(gpuprobe_context *ctx)
+{
     size_t n = 0;
-    st = gpuprobe_device_count(ctx, &n);
+    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
     devinfo *di = st == GPUPROBE_OK ? calloc(n, sizeof *di) : NULL;
-    if (!di) {
-        int rc = cli_fail(ctx, st == GPUPROBE_OK ? GPUPROBE_ERR_OUT_OF_MEMORY : st, "counting devices");
-        gpuprobe_context_destroy(ctx);
-        return cli_finish(rc);
-    }
+    if (!di)
+        return cli_fail(ctx, st == GPUPROBE_OK ? GPUPROBE_ERR_OUT_OF_MEMORY : st, "counting devices");
     int failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        devinfo *d = &di[i];
-        int64_t kind = 0;
-        d->spec = d->name = "?";
-        gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_SPEC, &d->spec);
-        gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_NAME, &d->name);
-        gpuprobe_device_get_int(ctx, i, GPUPROBE_ATTR_KIND, &kind);
-        d->kind = (int)kind;
-        d->cap = (gpuprobe_capacity)GPUPROBE_CAPACITY_INIT;
-        /* One query per device, so that every figure uses the same
-         * snapshot; the per-dtype answers come from capacity_params(). */
-        d->st = gpuprobe_device_capacity(ctx, i, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, &d->cap);
-        if (d->st != GPUPROBE_OK) {
-            snprintf(d->error, sizeof d->error, "%s", gpuprobe_last_error(ctx));
-            cli_report(ctx, d->st, "%s: memory query", d->spec);
-            failed = 1;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        failed |= query(ctx, &di[i], i);
     int fits_anywhere = 0, rc = CLI_EXIT_OK;
     if (cli_json())
         rc = print_json(&q, di, n, &fits_anywhere);
     else
         print_text(&q, di, n, &fits_anywhere);
     free(di);
-    gpuprobe_context_destroy(ctx);
     if (rc == CLI_EXIT_OK && (failed || (q.have_params && !fits_anywhere)))
         rc = CLI_EXIT_FAIL;
-    return cli_finish(rc);
+    return rc;
+}
+
+static const cli_command command = {
+    "gpuprobe-fit",
+    "How large a model fits in each device's usable memory, per dtype and\n"
+    "workload; with --params, whether a given model fits and where.",
+    options,
+    "with --params, the model fits nowhere; or a device query failed",
+    "See gpuprobe-fit(1).",
+    option,
+    check,
+    run,
+};
+
+int main(int argc, char **argv)
+{
+    return cli_main(&command, argc, argv);
 }

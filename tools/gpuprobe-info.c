@@ -9,20 +9,11 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "probe.h"
+#include "cli.h"
 
 static const cli_option options[] = {
     {"json", NULL, "print one JSON object instead of text"},
     {NULL, NULL, NULL},
-};
-
-static const cli_command command = {
-    "gpuprobe-info",
-    "Is CUDA usable, which version, which GPU and how much memory (the\n"
-    "lesson's torch.cuda check); say why when CUDA is not usable.",
-    options,
-    "a query failed (the reason is on stderr)",
-    "See gpuprobe-info(1).",
 };
 
 static int print_json(const cli_probe *pr)
@@ -48,7 +39,9 @@ static int print_json(const cli_probe *pr)
     return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-/* The lesson's four lines (two when CUDA is not available), plus the cause. */
+/* The lesson's lines (two when CUDA is not available, with the cause),
+ * its GPU lines for every CUDA device, as its snippet would print them in a
+ * loop over torch.cuda.device_count(). */
 static int print_text(const cli_probe *pr)
 {
     char v[32] = "None";
@@ -60,35 +53,55 @@ static int print_text(const cli_probe *pr)
         cli_line("Reason: %s (%s)", gpuprobe_cuda_cause_string(pr->cause), pr->detail);
         return CLI_EXIT_OK;
     }
-    /* cuda:0 is device 1 (device 0 is always the CPU). */
-    const char *name = NULL;
-    int64_t total = 0;
-    gpuprobe_status st = gpuprobe_device_get_string(pr->ctx, 1, GPUPROBE_ATTR_NAME, &name);
-    if (st == GPUPROBE_OK)
-        st = gpuprobe_device_get_int(pr->ctx, 1, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+    size_t n = 0;
+    gpuprobe_status st = gpuprobe_device_count(pr->ctx, &n);
     if (st != GPUPROBE_OK)
-        return cli_fail(pr->ctx, st, "reading cuda:0");
-    cli_line("GPU: %s", name);
-    cli_line("Memory: %.1f GB", (double)total / 1e9);
+        return cli_fail(pr->ctx, st, "counting devices");
+    cli_line("GPU count: %zu", n - 1);
+    /* cuda:i is device i + 1 (device 0 is always the CPU). */
+    for (size_t i = 1; i < n; i++) {
+        const char *name = NULL;
+        int64_t total = 0;
+        st = gpuprobe_device_get_string(pr->ctx, i, GPUPROBE_ATTR_NAME, &name);
+        if (st == GPUPROBE_OK)
+            st = gpuprobe_device_get_int(pr->ctx, i, GPUPROBE_ATTR_TOTAL_MEMORY, &total);
+        if (st != GPUPROBE_OK)
+            return cli_fail(pr->ctx, st, "reading cuda:%zu", i - 1);
+        cli_line("GPU %zu: %s", i - 1, name);
+        cli_line("Memory: %.1f GB", (double)total / 1e9);
+    }
     return CLI_EXIT_OK;
 }
 
+static int option(int opt, const char *value)
+{
+    (void)opt; /* --json is the only option, and cli_next() takes it */
+    (void)value;
+    return CLI_EXIT_OK;
+}
+
+static int run(gpuprobe_context *ctx)
+{
+    cli_probe pr;
+    int rc = cli_probe_cuda(ctx, &pr);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    return cli_json() ? print_json(&pr) : print_text(&pr);
+}
+
+static const cli_command command = {
+    "gpuprobe-info",
+    "Is CUDA usable, which version, which GPU and how much memory (the\n"
+    "lesson's torch.cuda check); say why when CUDA is not usable.",
+    options,
+    "a query failed (the reason is on stderr)",
+    "See gpuprobe-info(1).",
+    option,
+    NULL,
+    run,
+};
+
 int main(int argc, char **argv)
 {
-    cli_start(&command, argc, argv);
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt;
-    while ((opt = cli_next(&a, &v)) >= 0)
-        ; /* --json is the only option */
-    if (opt == CLI_ARGS_EXIT)
-        return cli_finish(a.status);
-
-    cli_probe pr;
-    int rc = cli_probe_start(&pr);
-    if (rc != CLI_EXIT_OK)
-        return cli_finish(rc);
-    rc = cli_json() ? print_json(&pr) : print_text(&pr);
-    gpuprobe_context_destroy(pr.ctx);
-    return cli_finish(rc);
+    return cli_main(&command, argc, argv);
 }

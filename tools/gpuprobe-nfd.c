@@ -36,17 +36,6 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 
-static const cli_command command = {
-    "gpuprobe-nfd",
-    "Write node labels for Kubernetes Node Feature Discovery (its local feature\n"
-    "file): is CUDA usable and why not, versions, the GPU product, count,\n"
-    "compute capability and memory; with --bench, measured TFLOP/s and the\n"
-    "largest model that fits. FILE defaults to\n" NFD_DEFAULT_OUTPUT ".",
-    options,
-    "a query failed (its labels are left out), or the file could not be written",
-    "See gpuprobe-nfd(1) and the labels in docs/kubernetes.md.",
-};
-
 static struct {
     const char *output;
     const char *prefix;
@@ -125,66 +114,55 @@ static int reserved_prefix(const char *p)
     return 0;
 }
 
-static int parse_args(int argc, char **argv, int *status)
+static int size_given;
+
+static int option(int opt, const char *v)
 {
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt, size_given = 0;
-    while ((opt = cli_next(&a, &v)) >= 0) {
-        switch (opt) {
-        case OPT_OUTPUT:
-            if (!*v) {
-                *status = cli_usage_error("--output wants a file name, or - for standard output");
-                return -1;
-            }
-            args.output = v;
-            break;
-        case OPT_PREFIX: {
-            const char *why = label_prefix_error(v);
-            if (why || reserved_prefix(v)) {
-                *status = cli_usage_error("--prefix '%s': %s", v,
-                                          why ? why : "kubernetes.io and k8s.io are reserved for Kubernetes");
-                return -1;
-            }
-            args.prefix = v;
-            break;
-        }
-        case OPT_EXPIRY:
-            if (parse_duration(v, &args.expiry_s) != 0) {
-                *status = cli_usage_error("--expiry wants a time from 1 second to 3660 days: a number "
-                                          "of seconds, or with s, m, h or d (90m), not '%s'", v);
-                return -1;
-            }
-            break;
-        case OPT_BENCH_ONLY:
-            args.bench_only = 1;
-            /* fall through */
-        case OPT_BENCH:
-            args.bench = 1;
-            break;
-        case OPT_SIZE: {
-            int64_t lo = 1, hi = INT32_MAX;
-            uint64_t n = 0;
-            gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_M, &lo, &hi);
-            if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)(lo < 1 ? 1 : lo)) {
-                *status = cli_usage_error("--size must be a whole number in [%lld, %lld], not '%s'",
-                                          (long long)(lo < 1 ? 1 : lo), (long long)hi, v);
-                return -1;
-            }
-            args.size = (int64_t)n;
-            size_given = 1;
-            break;
-        }
-        }
+    switch (opt) {
+    case OPT_OUTPUT:
+        if (!*v)
+            return cli_usage_error("--output wants a file name, or - for standard output");
+        args.output = v;
+        break;
+    case OPT_PREFIX: {
+        const char *why = label_prefix_error(v);
+        if (why || reserved_prefix(v))
+            return cli_bad_value(v, "--prefix wants a DNS subdomain (%s)",
+                                 why ? why : "kubernetes.io and k8s.io are reserved for Kubernetes");
+        args.prefix = v;
+        break;
     }
-    *status = a.status;
-    if (opt == CLI_ARGS_EXIT)
-        return -1;
-    if (size_given && !args.bench) {
-        *status = cli_usage_error("--size goes with --bench or --bench-only");
-        return -1;
+    case OPT_EXPIRY:
+        if (parse_duration(v, &args.expiry_s) != 0)
+            return cli_bad_value(v, "--expiry wants a time from 1 second to 3660 days: a number "
+                                    "of seconds, or with s, m, h or d (90m)");
+        break;
+    case OPT_BENCH_ONLY:
+        args.bench_only = 1;
+        /* fall through */
+    case OPT_BENCH:
+        args.bench = 1;
+        break;
+    case OPT_SIZE: {
+        int64_t lo = 1, hi = INT32_MAX;
+        uint64_t n = 0;
+        gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_M, &lo, &hi);
+        if (cli_parse_count(v, (uint64_t)hi, &n) != 0 || n < (uint64_t)(lo < 1 ? 1 : lo))
+            return cli_bad_value(v, "--size wants a whole number from %lld to %lld",
+                                 (long long)(lo < 1 ? 1 : lo), (long long)hi);
+        args.size = (int64_t)n;
+        size_given = 1;
+        break;
     }
-    return 0;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int check(void)
+{
+    if (size_given && !args.bench)
+        return cli_usage_error("--size goes with --bench or --bench-only");
+    return CLI_EXIT_OK;
 }
 
 /* Keep only labels that pass the Kubernetes rules; one that does not is a
@@ -232,20 +210,12 @@ static int print_json(const nfd_label *labels, size_t n, int to_file, const char
     return cli_print_doc(doc);
 }
 
-int main(int argc, char **argv)
+/* The labels of this node, checked; *failed when a query failed. */
+static gpuprobe_status gather(gpuprobe_context *ctx, nfd_label *labels, size_t *n, int *failed)
 {
-    cli_start(&command, argc, argv);
-    int status = 0;
-    if (parse_args(argc, argv, &status) != 0)
-        return cli_finish(status);
-
-    gpuprobe_context *ctx = NULL;
-    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
-    if (st != GPUPROBE_OK)
-        return cli_finish(cli_fail(NULL, st, "creating a context"));
     nfd_options opt = {args.bench, args.size};
     nfd_facts facts;
-    st = nfd_gather(ctx, &opt, &facts, report, NULL);
+    gpuprobe_status st = nfd_gather(ctx, &opt, &facts, report, NULL);
     if (st != GPUPROBE_OK) {
         /* Nothing to label: the old file stays. In JSON, the error
          * document (the message was on stderr already). */
@@ -256,32 +226,37 @@ int main(int argc, char **argv)
             cli_print_doc(doc);
         }
         nfd_facts_free(&facts);
-        gpuprobe_context_destroy(ctx);
-        return cli_finish(CLI_EXIT_FAIL);
+        return st;
     }
-    int failed = facts.failures > 0;
-    nfd_label labels[NFD_MAX_LABELS];
+    *failed = facts.failures > 0;
     unsigned which = args.bench_only ? NFD_MEASURED : NFD_PROBE | NFD_MEASURED;
-    size_t n = checked(labels, nfd_labels(&facts, args.prefix, which, labels), &failed);
+    *n = checked(labels, nfd_labels(&facts, args.prefix, which, labels), failed);
     nfd_facts_free(&facts);
-    gpuprobe_context_destroy(ctx);
+    return GPUPROBE_OK;
+}
+
+static int run(gpuprobe_context *ctx)
+{
+    nfd_label labels[NFD_MAX_LABELS];
+    size_t n = 0;
+    int failed = 0;
+    if (gather(ctx, labels, &n, &failed) != GPUPROBE_OK)
+        return CLI_EXIT_FAIL;
 
     char expiry[21];
     if (args.expiry_s && nfd_rfc3339(time(NULL) + (time_t)args.expiry_s, expiry) != 0) {
         cli_err("cannot write the expiry time: the clock says a year beyond 9999");
-        return cli_finish(CLI_EXIT_FAIL);
+        return CLI_EXIT_FAIL;
     }
     size_t len = 0;
     char *text = nfd_file_text(labels, n, args.expiry_s ? expiry : NULL, &len);
     if (!text)
-        return cli_finish(cli_fail(NULL, GPUPROBE_ERR_OUT_OF_MEMORY, "writing the labels"));
+        return cli_fail(NULL, GPUPROBE_ERR_OUT_OF_MEMORY, "writing the labels");
     int to_file = strcmp(args.output, "-") != 0;
     if (to_file) {
-        const char *step = "";
-        if (cli_replace_file(args.output, text, len, 0644, &step) != 0) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "cannot write %.700s: %s: %s (the old file, if any, is unchanged)",
-                     args.output, step, strerror(errno));
+        char why[768], msg[1024];
+        if (cli_replace_file(args.output, text, len, 0644, why, sizeof why) != 0) {
+            snprintf(msg, sizeof msg, "cannot write %.200s: %s", args.output, why);
             cli_err("%s", msg);
             add_error("system", msg);
             failed = 1;
@@ -293,5 +268,24 @@ int main(int argc, char **argv)
     int rc = CLI_EXIT_OK;
     if (cli_json())
         rc = print_json(labels, n, to_file, args.expiry_s ? expiry : NULL);
-    return cli_finish(rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+    return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static const cli_command command = {
+    "gpuprobe-nfd",
+    "Write node labels for Kubernetes Node Feature Discovery (its local feature\n"
+    "file): is CUDA usable and why not, versions, the GPU product, count,\n"
+    "compute capability and memory; with --bench, measured TFLOP/s and the\n"
+    "largest model that fits. FILE defaults to\n" NFD_DEFAULT_OUTPUT ".",
+    options,
+    "a query failed (its labels are left out), or the file could not be written",
+    "See gpuprobe-nfd(1) and the labels in docs/kubernetes.md.",
+    option,
+    check,
+    run,
+};
+
+int main(int argc, char **argv)
+{
+    return cli_main(&command, argc, argv);
 }

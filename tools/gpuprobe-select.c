@@ -34,6 +34,118 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 
+static struct {
+    const char *spec;
+    gpuprobe_requirements req;
+    gpuprobe_dtype dtype;
+    gpuprobe_workload workload;
+    int have_req, have_fit_opts;
+} args = {"auto", GPUPROBE_REQUIREMENTS_INIT, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, 0, 0};
+
+static int option(int opt, const char *v)
+{
+    gpuprobe_requirements *req = &args.req;
+    int major = 0, minor = 0;
+    uint64_t pct = 0;
+    switch (opt) {
+    case OPT_DEVICE:
+        args.spec = v;
+        return CLI_EXIT_OK;
+    case OPT_MIN_FREE:
+        if (cli_parse_size(v, UINT64_C(1) << 62, &req->min_free_bytes) != 0)
+            return cli_bad_value(v, "--min-free wants a size in bytes (20GB, 20GiB, 2e10)");
+        break;
+    case OPT_MIN_CC:
+        if (cli_parse_cc(v, &major, &minor) != 0)
+            return cli_bad_value(v, "--min-cc wants a compute capability X.Y");
+        /* Every CUDA device has at least 1.0; asking for less still asks
+         * for a CUDA device (the library excludes the CPU when the major
+         * number is above 0). */
+        req->min_cc_major = major < 1 ? 1 : major;
+        req->min_cc_minor = major < 1 ? 0 : minor;
+        break;
+    case OPT_FIT:
+        if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &req->fit_params) != 0 || req->fit_params == 0)
+            return cli_bad_value(v, "--fit wants a parameter count from 1 to 1e15 (7e9)");
+        break;
+    case OPT_DTYPE:
+        if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
+        args.have_fit_opts = 1;
+        return CLI_EXIT_OK;
+    case OPT_WORKLOAD:
+        if (cli_parse_workload(v, &args.workload) != 0)
+            return cli_bad_value(v, "--workload wants weights, inference or training");
+        args.have_fit_opts = 1;
+        return CLI_EXIT_OK;
+    case OPT_MAX_UTIL:
+        if (cli_parse_count(v, 100, &pct) != 0)
+            return cli_bad_value(v, "--max-utilization wants a percent from 0 to 100");
+        req->max_utilization = (int32_t)pct;
+        break;
+    case OPT_NO_OTHER:
+        req->no_other_process = 1;
+        break;
+    }
+    args.have_req = 1;
+    return CLI_EXIT_OK;
+}
+
+static int check(void)
+{
+    if (args.have_fit_opts && args.req.fit_params == 0)
+        return cli_usage_error("--dtype and --workload go with --fit");
+    if (args.req.fit_params && !cli_have_rule(args.dtype, args.workload))
+        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
+                               gpuprobe_workload_name(args.workload), gpuprobe_dtype_name(args.dtype));
+    args.req.fit_dtype = (int32_t)args.dtype;
+    args.req.fit_workload = (int32_t)args.workload;
+    return CLI_EXIT_OK;
+}
+
+static int print(gpuprobe_context *ctx, size_t dev, const char *why)
+{
+    const char *dspec = NULL, *name = NULL;
+    gpuprobe_status st = gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_SPEC, &dspec);
+    if (st == GPUPROBE_OK)
+        st = gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_NAME, &name);
+    if (st != GPUPROBE_OK)
+        return cli_fail(ctx, st, "describing device %zu", dev);
+    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
+    const char *detail = "";
+    gpuprobe_cuda_status(ctx, &cause, &detail);
+    if (cli_json()) {
+        struct json_object *doc = cli_doc();
+        cli_set_str(doc, "using", dspec);
+        cli_set_u64(doc, "device_index", dev);
+        cli_set_str(doc, "name", name);
+        cli_set_str(doc, "choice_reason", why);
+        cli_cuda_json(doc, cause, detail);
+        return cli_print_doc(doc);
+    }
+    cli_line("Using: %s", dspec);
+    cli_line("Device: %s", name);
+    cli_line("Reason: %s", why);
+    return CLI_EXIT_OK;
+}
+
+static int run(gpuprobe_context *ctx)
+{
+    size_t dev = 0;
+    const char *reason = NULL;
+    gpuprobe_status st = gpuprobe_select(ctx, args.spec, args.have_req ? &args.req : NULL, 0, &dev,
+                                         &reason);
+    if (st != GPUPROBE_OK) {
+        int rc = cli_fail(ctx, st, "selecting a device");
+        /* A malformed spec (--device or GPUPROBE_DEVICE) is bad input. */
+        return st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc;
+    }
+    /* The reason lasts until the next call on the context: copy it. */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", reason ? reason : "");
+    return print(ctx, dev, why);
+}
+
 static const cli_command command = {
     "gpuprobe-select",
     "Choose the device a program should use (the best usable GPU, else the\n"
@@ -41,127 +153,12 @@ static const cli_command command = {
     options,
     "no device meets the requirements, or CUDA was asked for and is not usable",
     "See gpuprobe-select(1).",
+    option,
+    check,
+    run,
 };
 
 int main(int argc, char **argv)
 {
-    cli_start(&command, argc, argv);
-    const char *spec = "auto";
-    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
-    gpuprobe_dtype dtype = GPUPROBE_DTYPE_FP16;
-    gpuprobe_workload workload = GPUPROBE_WORKLOAD_WEIGHTS;
-    int have_req = 0, have_fit_opts = 0;
-
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt;
-    while ((opt = cli_next(&a, &v)) >= 0) {
-        int major = 0, minor = 0;
-        switch (opt) {
-        case OPT_DEVICE:
-            spec = v;
-            break;
-        case OPT_MIN_FREE:
-            if (cli_parse_count(v, UINT64_C(1) << 62, &req.min_free_bytes) != 0)
-                return cli_finish(cli_usage_error("--min-free wants a byte count (e.g. 20e9), not '%s'", v));
-            have_req = 1;
-            break;
-        case OPT_MIN_CC:
-            if (cli_parse_cc(v, &major, &minor) != 0)
-                return cli_finish(cli_usage_error("--min-cc wants a compute capability X.Y, not '%s'", v));
-            /* Every CUDA device has at least 1.0; asking for less still
-             * asks for a CUDA device (the library excludes the CPU when
-             * the major number is above 0). */
-            if (major < 1) {
-                major = 1;
-                minor = 0;
-            }
-            req.min_cc_major = major;
-            req.min_cc_minor = minor;
-            have_req = 1;
-            break;
-        case OPT_FIT:
-            if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &req.fit_params) != 0)
-                return cli_finish(cli_usage_error("--fit wants a parameter count up to 1e15 (e.g. 7e9), not '%s'", v));
-            have_req = 1;
-            break;
-        case OPT_DTYPE:
-            if (gpuprobe_dtype_parse(v, &dtype) != GPUPROBE_OK)
-                return cli_finish(cli_usage_error("unknown --dtype '%s' (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4)", v));
-            have_fit_opts = 1;
-            break;
-        case OPT_WORKLOAD:
-            if (cli_parse_workload(v, &workload) != 0)
-                return cli_finish(cli_usage_error("unknown --workload '%s' (weights, inference, training)", v));
-            have_fit_opts = 1;
-            break;
-        case OPT_MAX_UTIL: {
-            uint64_t pct = 0;
-            if (cli_parse_count(v, 100, &pct) != 0)
-                return cli_finish(cli_usage_error("--max-utilization wants a percent from 0 to 100, not '%s'", v));
-            req.max_utilization = (int32_t)pct;
-            have_req = 1;
-            break;
-        }
-        case OPT_NO_OTHER:
-            req.no_other_process = 1;
-            have_req = 1;
-            break;
-        }
-    }
-    if (opt == CLI_ARGS_EXIT)
-        return cli_finish(a.status);
-    if (have_fit_opts && req.fit_params == 0)
-        return cli_finish(cli_usage_error("--dtype and --workload go with --fit"));
-    if (req.fit_params && !cli_have_rule(dtype, workload))
-        return cli_finish(cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
-                                          gpuprobe_workload_name(workload), gpuprobe_dtype_name(dtype)));
-    req.fit_dtype = (int32_t)dtype;
-    req.fit_workload = (int32_t)workload;
-
-    gpuprobe_context *ctx = NULL;
-    gpuprobe_status st = gpuprobe_context_create(&ctx, 0);
-    if (st != GPUPROBE_OK)
-        return cli_finish(cli_fail(NULL, st, "creating a context"));
-
-    size_t dev = 0;
-    const char *reason = NULL;
-    st = gpuprobe_select(ctx, spec, have_req ? &req : NULL, 0, &dev, &reason);
-    if (st != GPUPROBE_OK) {
-        int rc = cli_fail(ctx, st, "selecting a device");
-        gpuprobe_context_destroy(ctx);
-        /* A malformed spec (--device or GPUPROBE_DEVICE) is bad input. */
-        return cli_finish(st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc);
-    }
-    /* The reason lasts until the next call on the context: copy it. */
-    char why[1024];
-    snprintf(why, sizeof why, "%s", reason ? reason : "");
-    const char *dspec = NULL, *name = NULL;
-    st = gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_SPEC, &dspec);
-    if (st == GPUPROBE_OK)
-        st = gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_NAME, &name);
-    if (st != GPUPROBE_OK) {
-        int rc = cli_fail(ctx, st, "describing device %zu", dev);
-        gpuprobe_context_destroy(ctx);
-        return cli_finish(rc);
-    }
-    gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
-    gpuprobe_cuda_status(ctx, &cause, NULL);
-
-    int rc = CLI_EXIT_OK;
-    if (cli_json()) {
-        struct json_object *doc = cli_doc();
-        cli_set_str(doc, "using", dspec);
-        cli_set_u64(doc, "device_index", dev);
-        cli_set_str(doc, "name", name);
-        cli_set_str(doc, "reason", why);
-        cli_set_str(doc, "cuda_cause", gpuprobe_cuda_cause_name(cause));
-        rc = cli_print_doc(doc);
-    } else {
-        cli_line("Using: %s", dspec);
-        cli_line("Device: %s", name);
-        cli_line("Reason: %s", why);
-    }
-    gpuprobe_context_destroy(ctx);
-    return cli_finish(rc);
+    return cli_main(&command, argc, argv);
 }

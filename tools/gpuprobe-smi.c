@@ -16,7 +16,7 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "probe.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +27,6 @@ static const cli_option options[] = {
     {NULL, NULL, NULL},
 };
 
-static const cli_command command = {
-    "gpuprobe-smi",
-    "List every compute device (GPUs as nvidia-smi does, and the CPU) with its\n"
-    "memory, health, placement and MIG layout, creating no CUDA context; say\n"
-    "why CUDA is not usable when it is not.",
-    options,
-    "a device query failed (the reason is on stderr)",
-    "See gpuprobe-smi(1).",
-};
 
 /* One memory query per device, shared by the text and the JSON. */
 typedef struct meminfo {
@@ -338,7 +329,6 @@ static struct json_object *health_json(gpuprobe_context *ctx, size_t i)
 static int print_json(const cli_probe *pr, size_t n, const meminfo *mem, int *failed)
 {
     struct json_object *doc = cli_doc();
-    cli_set_str(doc, "library_version", gpuprobe_version_string());
     cli_probe_json(doc, pr);
     struct json_object *devices = cli_arr();
     for (size_t i = 0; i < n; i++) {
@@ -366,31 +356,25 @@ static int print_json(const cli_probe *pr, size_t n, const meminfo *mem, int *fa
     return cli_print_doc(doc);
 }
 
-int main(int argc, char **argv)
+static int option(int opt, const char *value)
 {
-    cli_start(&command, argc, argv);
-    cli_args a = CLI_ARGS_INIT(argc, argv);
-    const char *v;
-    int opt;
-    while ((opt = cli_next(&a, &v)) >= 0)
-        ; /* --json is the only option */
-    if (opt == CLI_ARGS_EXIT)
-        return cli_finish(a.status);
+    (void)opt; /* --json is the only option, and cli_next() takes it */
+    (void)value;
+    return CLI_EXIT_OK;
+}
 
+static int run(gpuprobe_context *ctx)
+{
     cli_probe pr;
-    int rc = cli_probe_start(&pr);
+    int rc = cli_probe_cuda(ctx, &pr);
     if (rc != CLI_EXIT_OK)
-        return cli_finish(rc);
+        return rc;
     size_t n = 0;
-    gpuprobe_status st = gpuprobe_device_count(pr.ctx, &n);
+    gpuprobe_status st = gpuprobe_device_count(ctx, &n);
     meminfo *mem = st == GPUPROBE_OK ? calloc(n, sizeof *mem) : NULL;
-    if (!mem) {
-        rc = cli_fail(pr.ctx, st == GPUPROBE_OK ? GPUPROBE_ERR_OUT_OF_MEMORY : st,
-                      "counting devices");
-        gpuprobe_context_destroy(pr.ctx);
-        return cli_finish(rc);
-    }
-    int failed = query_memory(pr.ctx, n, mem);
+    if (!mem)
+        return cli_fail(ctx, st == GPUPROBE_OK ? GPUPROBE_ERR_OUT_OF_MEMORY : st, "counting devices");
+    int failed = query_memory(ctx, n, mem);
     if (cli_json())
         rc = print_json(&pr, n, mem, &failed);
     else
@@ -398,6 +382,23 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         free(mem[i].error);
     free(mem);
-    gpuprobe_context_destroy(pr.ctx);
-    return cli_finish(rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+    return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static const cli_command command = {
+    "gpuprobe-smi",
+    "List every compute device (GPUs as nvidia-smi does, and the CPU) with its\n"
+    "memory, health, placement and MIG layout, creating no CUDA context; say\n"
+    "why CUDA is not usable when it is not.",
+    options,
+    "a device query failed (the reason is on stderr)",
+    "See gpuprobe-smi(1).",
+    option,
+    NULL,
+    run,
+};
+
+int main(int argc, char **argv)
+{
+    return cli_main(&command, argc, argv);
 }

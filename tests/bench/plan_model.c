@@ -38,7 +38,7 @@ static int usage(const char *msg, const char *arg)
 
 int main(int argc, char **argv)
 {
-    static const cli_command command = {"plan_model", "", NULL, "", NULL};
+    static const cli_command command = {.name = "plan_model", .summary = "", .exit1 = ""};
     cli_start(&command, argc, argv);
     static const struct {
         const char *flag;

@@ -71,11 +71,44 @@ if list "$dev" | grep -E "libgpuprobe\.so\.$major|/bin/"; then die "libgpuprobe-
 if [ "$WITH_TOOLS" = 1 ]; then
     for t in smi info select bench fit nfd; do
         list "$tools" | grep -qx "/usr/bin/gpuprobe-$t" || die "gpuprobe-tools lacks gpuprobe-$t"
-        list "$tools" | grep -qx "/usr/share/man/man1/gpuprobe-$t.1" || die "gpuprobe-tools lacks gpuprobe-$t.1"
+        list "$tools" | grep -qx "/usr/share/man/man1/gpuprobe-$t.1.gz" || die "gpuprobe-tools lacks gpuprobe-$t.1.gz"
     done
     if list "$tools" | grep -E '/include/|libgpuprobe'; then die "gpuprobe-tools carries library files"; fi
 fi
 echo "ok: each package holds its own files only"
+
+step "descriptions, copyright, changelog"
+summaries=()
+for f in "$lib" "$dev" ${WITH_TOOLS:+"$tools"}; do
+    [ -f "$f" ] || continue
+    p=$(field "$f" Package)
+    s=$(dpkg-deb -f "$f" Description | head -n 1)
+    echo "$p: $s"
+    summaries+=("$s")
+    # The long description: every line one space deep (Debian policy 5.6.13).
+    if dpkg-deb -f "$f" Description | tail -n +2 | grep -v '^ [^ ]'; then
+        die "$p: a line of the long description is not indented by one space"
+    fi
+    list "$f" | grep -qx "/usr/share/doc/$p/copyright" || die "$p lacks /usr/share/doc/$p/copyright"
+    list "$f" | grep -qx "/usr/share/doc/$p/changelog.Debian.gz" || die "$p lacks its changelog.Debian.gz"
+    dpkg-deb --fsys-tarfile "$f" | tar -xO "./usr/share/doc/$p/copyright" | head -n 1 |
+        grep -qx "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" ||
+        die "$p: the copyright file is not machine-readable (DEP-5)"
+done
+[ "$(printf '%s\n' "${summaries[@]}" | sort -u | wc -l)" = "${#summaries[@]}" ] ||
+    die "two packages share a short description"
+
+# lintian, where installed (scripts/check installs it): no errors; its
+# warnings are printed.
+if command -v lintian >/dev/null; then
+    step "lintian"
+    lint=$(lintian --allow-root ${WITH_TOOLS:+"$tools"} "$lib" "$dev" 2>&1) || true
+    printf '%s\n' "$lint"
+    if printf '%s\n' "$lint" | grep -q '^E: '; then die "lintian reports errors"; fi
+    echo "ok: lintian reports no error"
+else
+    echo "lintian not found (Debian: lintian): not run"
+fi
 
 step "dpkg -x into $root"
 for f in "$lib" "$dev" ${WITH_TOOLS:+"$tools"}; do
@@ -112,7 +145,7 @@ if [ "$WITH_TOOLS" = 1 ]; then
     "$root/usr/bin/gpuprobe-smi" --json | python3 "$SOURCE_DIR/tests/tools/jsondoc.py" "$root/usr/share/doc/gpuprobe/json.md" \
         || die "gpuprobe-smi --json does not match the installed json.md"
     if command -v man >/dev/null; then
-        man -l "$root/usr/share/man/man1/gpuprobe-fit.1" 2>&1 | grep -q "gpuprobe-fit - how large a model fits" \
+        man -l "$root/usr/share/man/man1/gpuprobe-fit.1.gz" 2>&1 | grep -q "gpuprobe-fit - how large a model fits" \
             || die "the man page does not render"
     fi
 fi

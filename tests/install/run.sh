@@ -120,7 +120,7 @@ if [ "$WITH_TOOLS" = 1 ]; then
     for t in smi info select bench fit nfd; do
         exe=$prefix/bin/gpuprobe-$t
         [ -x "$exe" ] || die "bin/gpuprobe-$t not installed"
-        [ -f "$prefix/share/man/man1/gpuprobe-$t.1" ] || die "share/man/man1/gpuprobe-$t.1 not installed"
+        [ -f "$prefix/share/man/man1/gpuprobe-$t.1.gz" ] || die "share/man/man1/gpuprobe-$t.1.gz not installed"
         # Found through the command's relative RUNPATH ($ORIGIN/../lib),
         # whatever the prefix.
         got=$(ldd "$exe" | awk '$1 == "libgpuprobe.so.1" { print $3 }')

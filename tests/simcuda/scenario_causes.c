@@ -126,7 +126,7 @@ static const cause_case cases[] = {
     {"a working H200", H200, NULL, NULL, 1, 1, GPUPROBE_CUDA_AVAILABLE,
      "1 CUDA device(s); driver supports CUDA 13.0, runtime 13.0"},
     {"no runtime in GPUPROBE_CUDA_LIBDIR", H200, NULL, SIMCUDA_DIR "/empty", 1, 1,
-     GPUPROBE_CUDA_NO_RUNTIME, "tried libcudart.so.13, libcudart.so.12, libcudart.so.11 ("},
+     GPUPROBE_CUDA_NO_RUNTIME, "holds none of libcudart.so.13, libcudart.so.12, libcudart.so.11 ("},
     {"a 12.8 driver: libcudart.so.12 instead of 13", "driver_version = 12.8\n" H200, NULL,
      SIMCUDA_DIR "/lib", 1, 1, GPUPROBE_CUDA_AVAILABLE, "runtime 12.8 (" SIMCUDA_DIR "/lib/libcudart.so.12)"},
     {"only libcudart.so.12 there", H200, NULL, SIMCUDA_DIR "/rt12", 1, 1, GPUPROBE_CUDA_AVAILABLE,
@@ -137,7 +137,7 @@ static const cause_case cases[] = {
      NULL, SIMCUDA_DIR "/rt13", 1, 1, GPUPROBE_CUDA_DRIVER_TOO_OLD, "cudaErrorInsufficientDriver"},
     {"no kernel driver", "cuinit_error = CUDA_ERROR_UNKNOWN\nnvml_init_error = NVML_ERROR_DRIVER_NOT_LOADED\n" H200,
      NULL, NULL, 0, -1, GPUPROBE_CUDA_NO_KERNEL_DRIVER, "/proc/driver/nvidia/version is missing"},
-    {"no GPU", "", NULL, NULL, 1, 0, GPUPROBE_CUDA_NO_DEVICE, "finds no CUDA device"},
+    {"no GPU", "", NULL, NULL, 1, 0, GPUPROBE_CUDA_NO_DEVICE, "lists no GPU"},
     {"no GPU, CUDA_VISIBLE_DEVICES set", "", "0", NULL, 1, 0, GPUPROBE_CUDA_NO_DEVICE, "no GPU"},
     {"CUDA_VISIBLE_DEVICES empty", TWO, "", NULL, 1, 2, GPUPROBE_CUDA_DEVICES_HIDDEN,
      "CUDA_VISIBLE_DEVICES is set to \"\", which hides all 2 GPU(s)"},
@@ -167,7 +167,7 @@ static const cause_case cases[] = {
      * call answered what. */
     {"cudaGetDeviceCount finds no device", "fail = cudaGetDeviceCount:1=cudaErrorNoDevice\n" H200,
      NULL, NULL, 1, 1, GPUPROBE_CUDA_NO_DEVICE,
-     "cudaGetDeviceCount: cudaErrorNoDevice: the NVIDIA driver is running but finds no CUDA device"},
+     "cudaGetDeviceCount: cudaErrorNoDevice: the driver is running and lists no GPU"},
     {"cudaGetDeviceCount fails", "fail = cudaGetDeviceCount:1=cudaErrorStartupFailure\n" H200, NULL,
      NULL, 1, 1, GPUPROBE_CUDA_OTHER,
      "cudaGetDeviceCount failed with cudaErrorStartupFailure (simulated CUDA runtime error)"},
@@ -234,9 +234,9 @@ static const cause_case cases[] = {
     /* GPUPROBE_CUDA_LIBDIR in the message: quoted whole up to 128 bytes. */
     {"a libdir of 128 bytes", H200, NULL, "/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx", 1, 1,
      GPUPROBE_CUDA_NO_RUNTIME,
-     "GPUPROBE_CUDA_LIBDIR=\"/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx\": tried"},
+     "GPUPROBE_CUDA_LIBDIR=\"/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx\" holds none of"},
     {"a libdir of 129 bytes", H200, NULL, "/" X128, 1, 1, GPUPROBE_CUDA_NO_RUNTIME,
-     "GPUPROBE_CUDA_LIBDIR=\"/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx...\": tried"},
+     "GPUPROBE_CUDA_LIBDIR=\"/" X16 X16 X16 X16 X16 X16 X16 "xxxxxxxxxxxxxxx...\" holds none of"},
     /* The driver's version: only a successful answer above 0 is taken. */
     {"the driver's version query fails", "fail_late = cuDriverGetVersion:1\n" H200, NULL, NULL, 1,
      1, GPUPROBE_CUDA_AVAILABLE, "driver supports CUDA unknown, runtime 13.0"},
@@ -409,7 +409,7 @@ static void no_permission(void **state)
         {"nvidia0", GPUPROBE_CUDA_NO_PERMISSION, "no read/write permission on /dev/nvidia0"},
         {"nvidiactl", GPUPROBE_CUDA_NO_PERMISSION, "no read/write permission on /dev/nvidiactl"},
         {"nvidia-uvm", GPUPROBE_CUDA_NO_PERMISSION, "no read/write permission on /dev/nvidia-uvm"},
-        {"nvidia-modeset", GPUPROBE_CUDA_NO_DEVICE, "finds no CUDA device"},
+        {"nvidia-modeset", GPUPROBE_CUDA_NO_DEVICE, "lists no GPU"},
     };
     for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
         print_message("denied: /dev/%s\n", nodes[i].node);
@@ -472,7 +472,7 @@ static void dangling_node_not_blamed(void **state)
     gpuprobe_context *ctx = probe();
     const char *detail = NULL;
     assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_DEVICE);
-    assert_contains(detail, "the NVIDIA driver is running but finds no CUDA device");
+    assert_contains(detail, "the driver is running and lists no GPU");
     gpuprobe_context_destroy(ctx);
 }
 
@@ -486,7 +486,7 @@ static void no_driver(void **state)
     gpuprobe_context *ctx = probe();
     const char *detail = NULL;
     assert_int_equal(cause_of(ctx, &detail), GPUPROBE_CUDA_NO_DRIVER);
-    assert_contains(detail, "libcuda.so.1 not found");
+    assert_contains(detail, "libcuda.so.1 was not found by the system loader");
     int v = 0;
     EXPECT(ctx, gpuprobe_cuda_runtime_version(ctx, &v), GPUPROBE_OK);
     assert_int_equal(v, 13000);

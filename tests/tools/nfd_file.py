@@ -316,6 +316,127 @@ def case_full_tmpfs(c):
         subprocess.run(["umount", d])
 
 
+# ---- what --output names: only a regular file is replaced ----------------------
+
+def refused(c, path, kind):
+    """gpuprobe-nfd --output PATH refuses a PATH that is a KIND, and leaves it."""
+    before = os.lstat(path)
+    rc, out, err = c.run("--output", path, check_rc=1)
+    expect(re.search(r"^gpuprobe-nfd: cannot write %s: it is %s, not a regular file" % (
+        re.escape(path), kind), err, re.M), "stderr does not say it is %s" % kind)
+    after = os.lstat(path)
+    expect(stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and
+           after.st_ino == before.st_ino and after.st_rdev == before.st_rdev,
+           "%s was replaced" % path)
+    d = os.path.dirname(path)
+    left = [n for n in os.listdir(d) if n.startswith(".")]
+    expect(left == [], "left behind in %s: %s" % (d, left))
+
+
+def case_char_device(c):
+    """A character device (/dev/null as the DaemonSet's root would see it)."""
+    if os.geteuid() != 0:
+        print("SKIP: mknod needs root")
+        return SKIP
+    path = os.path.join(c.work, "null")
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except OSError as exc:
+        print("SKIP: cannot make a device node here: %s" % exc)
+        return SKIP
+    refused(c, path, "a character device")
+
+
+def case_fifo(c):
+    path = os.path.join(c.work, "fifo")
+    os.mkfifo(path)
+    refused(c, path, "a FIFO")
+
+
+def case_socket(c):
+    import socket
+    path = os.path.join(c.work, "sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.bind(path)
+        refused(c, path, "a socket")
+    finally:
+        s.close()
+
+
+def case_directory(c):
+    d, path = c.dir_with_old_file()
+    refused(c, d, "a directory")
+    unchanged(c, d, path, "gpuprobe.io/old=1\n")
+
+
+def case_symlink_to_file(c):
+    """A symlink (a ConfigMap or hostPath mount): its target is replaced, in
+    the target's directory; the link stays a link."""
+    real_dir, target = c.dir_with_old_file("real")
+    links = os.path.join(c.work, "features.d")
+    os.mkdir(links)
+    link = os.path.join(links, "gpuprobe")
+    os.symlink(os.path.join("..", "real", "gpuprobe"), link)  # relative to the link's directory
+    c.run("--output", link, check_rc=0)
+    expect(os.path.islink(link), "the link was replaced by a file")
+    expect(os.readlink(link) == os.path.join("..", "real", "gpuprobe"), "the link was changed")
+    c.check(target, "--has", "gpuprobe.io/cuda.usable=(true|false)", "--lacks", "gpuprobe.io/old")
+    expect(stat.S_IMODE(os.stat(target).st_mode) == 0o644, "mode %o" % os.stat(target).st_mode)
+    expect(os.listdir(links) == ["gpuprobe"], "left behind beside the link: %s" % os.listdir(links))
+    expect(os.listdir(real_dir) == ["gpuprobe"], "left behind beside the target: %s" % os.listdir(real_dir))
+
+
+def case_symlink_chain(c):
+    """Links to links, absolute and relative, end at the file."""
+    real_dir, target = c.dir_with_old_file("real")
+    a = os.path.join(c.work, "a")
+    b = os.path.join(c.work, "b")
+    os.symlink(target, b)
+    os.symlink("b", a)
+    c.run("--output", a, check_rc=0)
+    expect(os.path.islink(a) and os.path.islink(b), "a link was replaced")
+    c.check(target, "--lacks", "gpuprobe.io/old")
+
+
+def case_dangling_symlink(c):
+    """A link to a file that does not exist yet: the file is made, as the
+    shell's > makes it."""
+    real_dir = os.path.join(c.work, "real")
+    os.mkdir(real_dir)
+    target = os.path.join(real_dir, "gpuprobe")
+    link = os.path.join(c.work, "gpuprobe")
+    os.symlink(target, link)
+    c.run("--output", link, check_rc=0)
+    expect(os.path.islink(link), "the link was replaced by a file")
+    c.check(target, "--has", "gpuprobe.io/cuda.usable=(true|false)")
+    expect(os.listdir(real_dir) == ["gpuprobe"], "left behind: %s" % os.listdir(real_dir))
+
+
+def case_symlink_loop(c):
+    a = os.path.join(c.work, "a")
+    b = os.path.join(c.work, "b")
+    os.symlink("b", a)
+    os.symlink("a", b)
+    rc, out, err = c.run("--output", a, check_rc=1)
+    expect("Too many levels of symbolic links" in err, "stderr does not name the loop")
+    expect(os.path.islink(a) and os.path.islink(b), "a link was replaced")
+
+
+def case_symlinked_directory(c):
+    """features.d itself a link to a directory: the file goes into that
+    directory; a link to a directory named as the file is refused."""
+    real_dir = os.path.join(c.work, "real")
+    os.mkdir(real_dir)
+    links = os.path.join(c.work, "features.d")
+    os.symlink(real_dir, links)
+    c.run("--output", os.path.join(links, "gpuprobe"), check_rc=0)
+    expect(os.path.islink(links), "the directory link was replaced")
+    c.check(os.path.join(real_dir, "gpuprobe"), "--has", "gpuprobe.io/cuda.usable=(true|false)")
+    refused(c, links, "a directory")
+    expect(os.path.islink(links), "the directory link was replaced")
+
+
 def case_probe_fails(c):
     """The CUDA question cannot be answered: nothing to label, the old file stays."""
     for call in ("gpuprobe_cuda_status", "gpuprobe_device_count"):

@@ -23,6 +23,8 @@ usage: run.py [options] -- PROGRAM [ARG...]
                    value (150754820096, true, null, "cuda:1")
   --clean          stdout and stderr are valid UTF-8 without control bytes
                    other than newline: nothing raw reached the terminal
+  --err-max-line N no line of stderr is longer than N bytes
+  --out-max-line N no line of stdout is longer than N bytes
   --sim-stats KEY=N  (the simulated NVIDIA stack) what the program did to
                    the simulated devices, as SIMCUDA_STATS writes it at
                    exit, has KEY equal to N: "contexts_created=0",
@@ -30,6 +32,9 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --sim-calls-none RE  no call in the simulation's call log (SIMCUDA_LOG)
                    is of a function matching RE
   --sim-calls-some RE  at least one call is
+
+{C*N} in an ARG stands for the character C repeated N times (a long argument
+without a long test command line).
 
 Passes (exit 0) when every check holds; otherwise prints what happened.
 """
@@ -91,12 +96,15 @@ def main():
     ap.add_argument("--json-has", action="append", default=[])
     ap.add_argument("--json-eq", action="append", default=[])
     ap.add_argument("--clean", action="store_true")
+    ap.add_argument("--err-max-line", type=int)
+    ap.add_argument("--out-max-line", type=int)
     ap.add_argument("--sim-stats", action="append", default=[])
     ap.add_argument("--sim-calls-none", action="append", default=[])
     ap.add_argument("--sim-calls-some", action="append", default=[])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    cmd = [re.sub(r"\{(.)\*([0-9]+)\}", lambda m: m.group(1) * int(m.group(2)), x) for x in cmd]
     if (a.json_has or a.json_eq) and not a.json:
         ap.error("--json-has and --json-eq need --json")
 
@@ -161,6 +169,10 @@ def main():
         problems.append("stderr is not empty")
     if a.clean:
         problems += clean(out, "stdout") + clean(err, "stderr")
+    for data, limit, what in ((err, a.err_max_line, "stderr"), (out, a.out_max_line, "stdout")):
+        longest = max((len(line) for line in data.split(b"\n")), default=0)
+        if limit is not None and longest > limit:
+            problems.append("%s has a line of %d bytes (at most %d)" % (what, longest, limit))
     if a.json:
         try:
             doc = jsondoc.json.loads(out.decode("utf-8"))

@@ -152,6 +152,59 @@ static void parse_count(void **state)
     assert_int_equal(cli_parse_count("18446744073709551615", UINT64_MAX - 1, &v), -1);
 }
 
+static void parse_size(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        uint64_t want;
+    } good[] = {
+        {"20GB", UINT64_C(20000000000)}, {"20GiB", UINT64_C(21474836480)},
+        {"2e10", UINT64_C(20000000000)}, {"1.5gib", UINT64_C(1610612736)},
+        {"512MiB", UINT64_C(536870912)}, {"7", 7}, {"7B", 7}, {"0", 0},
+        {"12350000000", UINT64_C(12350000000)}, {"1kB", 1000}, {"1KiB", 1024},
+        {"2e3MB", UINT64_C(2000000000)}, {"1TiB", UINT64_C(1099511627776)},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint64_t v = 1;
+        if (cli_parse_size(good[i].text, UINT64_C(1) << 62, &v) != 0 || v != good[i].want)
+            fail_msg("'%s': got %llu, expected %llu", good[i].text, (unsigned long long)v,
+                     (unsigned long long)good[i].want);
+    }
+    static const char *const bad[] = {"", "GB", "20XB", "1.5B", "1e9.5", "-1GB", "20 GB", "20G",
+                                      "0x10", "nan", "1e30", "2e", "e9", "20GB ", "1.0000001kB"};
+    uint64_t v = 42;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cli_parse_size(bad[i], UINT64_C(1) << 62, &v) != -1)
+            fail_msg("'%s' was taken", bad[i]);
+    assert_int_equal(cli_parse_size(NULL, 10, &v), -1);
+    assert_int_equal(cli_parse_size("11", 10, &v), -1);
+    assert_true(v == 42); /* nothing written on failure */
+}
+
+static void echo_cuts_long_arguments(void **state)
+{
+    (void)state;
+    char buf[CLI_ECHO_MAX + 4], arg[100];
+    assert_string_equal(cli_echo(buf, sizeof buf, "--size"), "--size");
+    memset(arg, 'a', sizeof arg);
+    arg[CLI_ECHO_MAX] = '\0';
+    assert_string_equal(cli_echo(buf, sizeof buf, arg), arg); /* 40 bytes: whole */
+    arg[CLI_ECHO_MAX] = 'b';
+    arg[CLI_ECHO_MAX + 1] = '\0';
+    cli_echo(buf, sizeof buf, arg);
+    assert_int_equal(strlen(buf), CLI_ECHO_MAX + 3);
+    assert_string_equal(buf + CLI_ECHO_MAX, "...");
+    /* Never inside a UTF-8 sequence: a 3-byte character across the cut
+     * goes whole. */
+    memset(arg, 'a', sizeof arg);
+    memcpy(arg + CLI_ECHO_MAX - 1, "\xe2\x82\xac", 3);
+    arg[60] = '\0';
+    cli_echo(buf, sizeof buf, arg);
+    assert_int_equal(strlen(buf), CLI_ECHO_MAX - 1 + 3);
+    assert_string_equal(buf + CLI_ECHO_MAX - 1, "...");
+}
+
 static void parse_cc_and_workload(void **state)
 {
     (void)state;
@@ -181,7 +234,8 @@ static const cli_option test_options[] = {
     [O_JSON] = {"json", NULL, "json"},
     {NULL, NULL, NULL},
 };
-static const cli_command test_command = {"test-cli", "Tests.", test_options, "no", NULL};
+static const cli_command test_command = {
+    .name = "test-cli", .summary = "Tests.", .options = test_options, .exit1 = "no"};
 
 static void command_line_forms(void **state)
 {
@@ -248,6 +302,21 @@ static void human_figures(void **state)
     assert_string_equal(b, "12.4");
     cli_cuda_version(b, sizeof b, 0);
     assert_string_equal(b, "unknown");
+    /* Durations: three significant digits, the unit that suits them. */
+    static const struct {
+        double s;
+        const char *want;
+    } t[] = {
+        {1.807, "1.81 s"}, {27.718e-3, "27.7 ms"}, {0.511e-3, "511 \xc2\xb5s"},
+        {5.5e-6, "5.50 \xc2\xb5s"}, {843e-9, "843 ns"}, {0.0009997, "1.00 ms"},
+        {0.99996, "1.00 s"}, {12.3456, "12.3 s"}, {1234.5, "1234 s"}, {0, "0 s"},
+        {-1, "0 s"}, {1e-12, "0.00 ns"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        cli_seconds(b, sizeof b, t[i].s);
+        if (strcmp(b, t[i].want) != 0)
+            fail_msg("%g s: got '%s', expected '%s'", t[i].s, b, t[i].want);
+    }
 }
 
 int main(void)
@@ -262,6 +331,8 @@ int main(void)
         cmocka_unit_test(json_b_reads_back),
         cmocka_unit_test(error_object_has_the_one_shape),
         cmocka_unit_test(parse_count),
+        cmocka_unit_test(parse_size),
+        cmocka_unit_test(echo_cuts_long_arguments),
         cmocka_unit_test(parse_cc_and_workload),
         cmocka_unit_test(command_line_forms),
         cmocka_unit_test(command_line_errors),

@@ -1,18 +1,61 @@
 /*
- * args.c - the command line: options, --help, --version, and the values
- * the programs take (counts, compute capabilities, workloads).
+ * args.c - the command line: the command, the one option grammar, --help,
+ * --version, and the --json pre-scan.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "cli.h"
+#include "args.h"
+
+#include "json.h"
+#include "report.h"
+#include "text.h"
 
 #include <errno.h>
-#include <math.h>
+#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-const cli_command *cli_command_get(void);
+static const cli_command *command;
+
+/* The option of cmd named by the n bytes at name, or NULL. */
+static const cli_option *find_option(const cli_command *cmd, const char *name, size_t n)
+{
+    for (const cli_option *o = cmd->options; o && o->name; o++)
+        if (strlen(o->name) == n && strncmp(o->name, name, n) == 0)
+            return o;
+    return NULL;
+}
+
+void cli_start(const cli_command *cmd, int argc, char **argv)
+{
+    command = cmd;
+    cli_set_prog(cmd->name);
+    cli_set_json(0);
+    /* Hold closed standard descriptors: opened read-only, a held stdout or
+     * stderr fails every write (EBADF), as the closed one would have. */
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            int got = open("/dev/null", O_RDONLY);
+            if (got >= 0 && got != fd)
+                close(got);
+        }
+    }
+    /* Walk the command line as cli_next() will, so that the value of an
+     * option ("--device --json") is not taken for --json. */
+    for (int i = 1; i < argc && argv[i]; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0)
+            break;
+        if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
+            continue;
+        const cli_option *o = find_option(cmd, arg + 2, strlen(arg + 2));
+        if (o && o->arg)
+            i++;
+        else if (o && strcmp(o->name, "json") == 0)
+            cli_set_json(1);
+    }
+}
 
 static void help(const cli_command *cmd)
 {
@@ -24,15 +67,18 @@ static void help(const cli_command *cmd)
         printf("  %-20s %s\n", left, o->help);
     }
     printf("  %-20s %s\n", "--help, -h", "print this help and exit");
-    printf("  %-20s %s\n", "--version", "print the version and exit");
+    printf("  %-20s %s\n", "--version, -V", "print the version and exit");
     printf("\nExit status: 0 success; 1 %s; 2 bad command line.\n", cmd->exit1);
     if (cmd->footer)
         printf("%s\n", cmd->footer);
 }
 
+/* An argument as messages echo it (cli_echo()), in a buffer of the caller's frame. */
+#define ECHO(s) cli_echo((char[CLI_ECHO_MAX + 4]){0}, CLI_ECHO_MAX + 4, (s))
+
 int cli_next(cli_args *a, const char **value)
 {
-    const cli_command *cmd = cli_command_get();
+    const cli_command *cmd = command;
     *value = NULL;
     if (a->i >= a->argc)
         return CLI_ARGS_END;
@@ -42,102 +88,42 @@ int cli_next(cli_args *a, const char **value)
         a->status = CLI_EXIT_OK;
         return CLI_ARGS_EXIT;
     }
-    if (strcmp(arg, "--version") == 0) {
+    if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
         printf("%s (libgpuprobe) %s\n", cmd->name, gpuprobe_version_string());
         a->status = CLI_EXIT_OK;
         return CLI_ARGS_EXIT;
     }
     if (strcmp(arg, "--") == 0) {
         if (a->i < a->argc) {
-            a->status = cli_usage_error("unexpected argument '%s'", a->argv[a->i]);
+            a->status = cli_usage_error("unexpected argument '%s'", ECHO(a->argv[a->i]));
             return CLI_ARGS_EXIT;
         }
         return CLI_ARGS_END;
     }
     if (strncmp(arg, "--", 2) != 0) {
-        a->status = cli_usage_error("unexpected argument '%s'", arg);
+        a->status = cli_usage_error("unexpected argument '%s'", ECHO(arg));
         return CLI_ARGS_EXIT;
     }
     const char *name = arg + 2, *eq = strchr(name, '=');
-    size_t n = eq ? (size_t)(eq - name) : strlen(name);
-    for (const cli_option *o = cmd->options; o && o->name; o++) {
-        if (strlen(o->name) != n || strncmp(o->name, name, n) != 0)
-            continue;
-        if (!o->arg) {
-            if (eq) {
-                a->status = cli_usage_error("option '--%s' takes no value", o->name);
-                return CLI_ARGS_EXIT;
-            }
-            if (strcmp(o->name, "json") == 0)
-                return cli_next(a, value); /* cli_start() saw it already */
-        } else if (eq) {
-            *value = eq + 1;
-        } else if (a->i < a->argc) {
-            *value = a->argv[a->i++];
-        } else {
-            a->status = cli_usage_error("option '--%s' needs a value (%s)", o->name, o->arg);
+    const cli_option *o = find_option(cmd, name, eq ? (size_t)(eq - name) : strlen(name));
+    if (!o) {
+        a->status = cli_usage_error("unknown option '%s'", ECHO(arg));
+        return CLI_ARGS_EXIT;
+    }
+    if (!o->arg) {
+        if (eq) {
+            a->status = cli_usage_error("option '--%s' takes no value", o->name);
             return CLI_ARGS_EXIT;
         }
-        return (int)(o - cmd->options);
+        if (strcmp(o->name, "json") == 0)
+            return cli_next(a, value); /* cli_start() saw it already */
+    } else if (eq) {
+        *value = eq + 1;
+    } else if (a->i < a->argc) {
+        *value = a->argv[a->i++];
+    } else {
+        a->status = cli_usage_error("option '--%s' needs a value (%s)", o->name, o->arg);
+        return CLI_ARGS_EXIT;
     }
-    a->status = cli_usage_error("unknown option '%s'", arg);
-    return CLI_ARGS_EXIT;
-}
-
-int cli_parse_count(const char *text, uint64_t limit, uint64_t *out)
-{
-    if (!text || !*text)
-        return -1;
-    for (const char *p = text; *p; p++)
-        if (!strchr("0123456789.eE+", *p))
-            return -1;
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (errno || !end || *end || !(v >= 0) || v > (double)limit || v != floor(v))
-        return -1;
-    /* (double)limit may round up past limit: compare as integers too. */
-    if (v >= 18446744073709551616.0 || (uint64_t)v > limit)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-int cli_parse_cc(const char *text, int *major, int *minor)
-{
-    if (!text || *text < '0' || *text > '9')
-        return -1;
-    char *end = NULL;
-    long a = strtol(text, &end, 10), b = 0;
-    if (*end == '.') {
-        const char *m = end + 1;
-        if (*m < '0' || *m > '9')
-            return -1;
-        b = strtol(m, &end, 10);
-    }
-    if (*end != '\0' || a > 1000 || b > 1000)
-        return -1;
-    *major = (int)a;
-    *minor = (int)b;
-    return 0;
-}
-
-int cli_parse_workload(const char *text, gpuprobe_workload *out)
-{
-    static const gpuprobe_workload all[] = {GPUPROBE_WORKLOAD_WEIGHTS,
-                                            GPUPROBE_WORKLOAD_INFERENCE,
-                                            GPUPROBE_WORKLOAD_TRAINING};
-    for (size_t i = 0; text && i < sizeof all / sizeof all[0]; i++) {
-        if (strcmp(text, gpuprobe_workload_name(all[i])) == 0) {
-            *out = all[i];
-            return 0;
-        }
-    }
-    return -1;
-}
-
-int cli_have_rule(gpuprobe_dtype dtype, gpuprobe_workload workload)
-{
-    uint64_t bytes = 0;
-    return gpuprobe_capacity_bytes(1, dtype, workload, &bytes) == GPUPROBE_OK;
+    return (int)(o - cmd->options);
 }

@@ -5,7 +5,11 @@
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "cli.h"
+#include "json.h"
+
+#include "text.h"
+
+#include "gpuprobe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +18,18 @@
 
 #include <json-c/json.h>
 
-static int json_oom; /* an allocation failed while building */
+static int json_mode; /* --json was given */
+static int json_oom;  /* an allocation failed while building */
+
+int cli_json(void)
+{
+    return json_mode;
+}
+
+void cli_set_json(int on)
+{
+    json_mode = on != 0;
+}
 
 /* v is NULL only when its constructor ran out of memory. */
 static struct json_object *checked(struct json_object *v)
@@ -39,6 +54,7 @@ struct json_object *cli_doc(void)
     struct json_object *doc = cli_obj();
     cli_set_i64(doc, "schema", CLI_JSON_SCHEMA);
     cli_set_str(doc, "command", cli_prog());
+    cli_set_str(doc, "library_version", gpuprobe_version_string());
     return doc;
 }
 

@@ -1,30 +1,28 @@
 /*
- * probe.c - start-up and device descriptions shared by gpuprobe-smi and
- * gpuprobe-info.
+ * probe.c - the CUDA answer and the device descriptions the commands
+ * share.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #include "probe.h"
 
+#include "figures.h"
+#include "report.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-int cli_probe_start(cli_probe *pr)
+int cli_probe_cuda(gpuprobe_context *ctx, cli_probe *pr)
 {
     memset(pr, 0, sizeof *pr);
+    pr->ctx = ctx;
     pr->detail = "";
-    gpuprobe_status st = gpuprobe_context_create(&pr->ctx, 0);
+    gpuprobe_status st = gpuprobe_cuda_status(ctx, &pr->cause, &pr->detail);
     if (st != GPUPROBE_OK)
-        return cli_fail(NULL, st, "creating a context");
-    st = gpuprobe_cuda_status(pr->ctx, &pr->cause, &pr->detail);
-    if (st != GPUPROBE_OK) {
-        int rc = cli_fail(pr->ctx, st, "asking for CUDA");
-        gpuprobe_context_destroy(pr->ctx);
-        pr->ctx = NULL;
-        return rc;
-    }
-    pr->have_rt = gpuprobe_cuda_runtime_version(pr->ctx, &pr->rt) == GPUPROBE_OK;
-    pr->have_drv = gpuprobe_cuda_driver_version(pr->ctx, &pr->drv) == GPUPROBE_OK;
+        return cli_fail(ctx, st, "asking for CUDA");
+    pr->have_rt = gpuprobe_cuda_runtime_version(ctx, &pr->rt) == GPUPROBE_OK;
+    pr->have_drv = gpuprobe_cuda_driver_version(ctx, &pr->drv) == GPUPROBE_OK;
     return CLI_EXIT_OK;
 }
 
@@ -35,11 +33,22 @@ static void set_version(struct json_object *o, const char *key, int have, int ve
     cli_set_str(o, key, have ? v : NULL);
 }
 
+void cli_cuda_json(struct json_object *o, gpuprobe_cuda_cause cause, const char *detail)
+{
+    cli_set_bool(o, "cuda_available", cause == GPUPROBE_CUDA_AVAILABLE);
+    cli_set_str(o, "reason", gpuprobe_cuda_cause_name(cause));
+    const char *text = gpuprobe_cuda_cause_string(cause);
+    size_t n = strlen(text) + (detail ? strlen(detail) : 0) + 3;
+    char *both = malloc(n);
+    if (both)
+        snprintf(both, n, "%s%s%s", text, detail && detail[0] ? ": " : "", detail ? detail : "");
+    cli_set_str(o, "reason_text", both ? both : text);
+    free(both);
+}
+
 void cli_probe_json(struct json_object *o, const cli_probe *pr)
 {
-    cli_set_bool(o, "cuda_available", pr->cause == GPUPROBE_CUDA_AVAILABLE);
-    cli_set_str(o, "reason", gpuprobe_cuda_cause_name(pr->cause));
-    cli_set_str(o, "detail", pr->detail);
+    cli_cuda_json(o, pr->cause, pr->detail);
     set_version(o, "cuda_runtime_version", pr->have_rt, pr->rt);
     set_version(o, "cuda_driver_version", pr->have_drv, pr->drv);
 }

@@ -1,14 +1,15 @@
 /*
- * probe.h - the start-up and device descriptions that gpuprobe-smi and
- * gpuprobe-info share: a context, the CUDA answer and versions, and one
- * device as a JSON object.
+ * probe.h - what the commands say about CUDA and the devices, above the
+ * JSON and report layers: the CUDA answer and versions, and one device as
+ * a JSON object.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #ifndef GPUPROBE_CLI_PROBE_H
 #define GPUPROBE_CLI_PROBE_H
 
-#include "cli.h"
+#include "gpuprobe.h"
+#include "json.h"
 
 typedef struct cli_probe {
     gpuprobe_context *ctx;
@@ -18,12 +19,17 @@ typedef struct cli_probe {
     int have_drv, drv;  /* the driver's CUDA version, when a driver was loaded */
 } cli_probe;
 
-/* Create a context and ask for CUDA. Returns CLI_EXIT_OK to go on (destroy
- * pr->ctx when done), or the exit status after reporting the failure. */
-int cli_probe_start(cli_probe *pr);
+/* Ask ctx for CUDA: the cause, its detail and the versions. Returns
+ * CLI_EXIT_OK to go on, or the exit status after reporting the failure
+ * ("asking for CUDA"). */
+int cli_probe_cuda(gpuprobe_context *ctx, cli_probe *pr);
 
-/* Into o: "cuda_available" (bool), "reason" (cause token), "detail",
- * "cuda_runtime_version" and "cuda_driver_version" ("13.0" or null). */
+/* Into o: "cuda_available" (bool), "reason" (the cause's token) and
+ * "reason_text" ("<the cause's text>: <detail>", for people). */
+void cli_cuda_json(struct json_object *o, gpuprobe_cuda_cause cause, const char *detail);
+
+/* cli_cuda_json(), then "cuda_runtime_version" and "cuda_driver_version"
+ * ("13.0" or null). */
 void cli_probe_json(struct json_object *o, const cli_probe *pr);
 
 /* Device index as a JSON object: "index", "spec", "kind", "name",

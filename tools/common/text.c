@@ -1,75 +1,32 @@
 /*
- * out.c - the program's name, text output under the quoting rule, error
- * reports, and the end: write errors and exit statuses.
+ * text.c - the program's name, text output under the quoting rule, UTF-8
+ * repair, messages on stderr, and the end: write errors and exit statuses.
+ * The bottom layer of tools/common: it calls only the C library.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
-#include "cli.h"
+#include "text.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static const cli_command *command;
-static int json_mode;
+static const char *prog = "gpuprobe";
 static int out_of_memory; /* text was lost: cli_finish() says so */
 
 /* The line cli_put() is building. */
 static char *line;
 static size_t line_len, line_cap;
 
-const cli_command *cli_command_get(void);
-
-const cli_command *cli_command_get(void)
+void cli_set_prog(const char *name)
 {
-    return command;
+    prog = name && *name ? name : "gpuprobe";
 }
 
 const char *cli_prog(void)
 {
-    return command && command->name ? command->name : "gpuprobe";
-}
-
-int cli_json(void)
-{
-    return json_mode;
-}
-
-void cli_start(const cli_command *cmd, int argc, char **argv)
-{
-    command = cmd;
-    json_mode = 0;
-    /* Hold closed standard descriptors: opened read-only, a held stdout or
-     * stderr fails every write (EBADF), as the closed one would have. */
-    for (int fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
-            int got = open("/dev/null", O_RDONLY);
-            if (got >= 0 && got != fd)
-                close(got);
-        }
-    }
-    /* Walk the command line as cli_next() will, so that the value of an
-     * option ("--device --json") is not taken for --json. */
-    for (int i = 1; i < argc && argv[i]; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0)
-            break;
-        if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
-            continue;
-        for (const cli_option *o = cmd->options; o && o->name; o++) {
-            if (strcmp(arg + 2, o->name) != 0)
-                continue;
-            if (o->arg)
-                i++;
-            else if (strcmp(o->name, "json") == 0)
-                json_mode = 1;
-            break;
-        }
-    }
+    return prog;
 }
 
 /* ---- quoting --------------------------------------------------------------- */
@@ -182,8 +139,7 @@ char *cli_utf8_clean(const char *s)
     return out;
 }
 
-/* vsnprintf into a new buffer; NULL when out of memory. */
-static char *vformat(const char *fmt, va_list ap)
+char *cli_vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
@@ -212,7 +168,7 @@ static char *quoted(const char *text)
 
 static void line_append(const char *fmt, va_list ap)
 {
-    char *piece = vformat(fmt, ap);
+    char *piece = cli_vformat(fmt, ap);
     size_t n = piece ? strlen(piece) : 0;
     if (!piece || line_len + n + 1 > line_cap) {
         size_t cap = line_cap ? line_cap : 128;
@@ -273,7 +229,7 @@ void cli_line(const char *fmt, ...)
 
 static void vmessage(const char *fmt, va_list ap)
 {
-    char *msg = vformat(fmt, ap);
+    char *msg = cli_vformat(fmt, ap);
     char *q = msg ? quoted(msg) : NULL;
     fprintf(stderr, "%s: %s\n", cli_prog(), q ? q : "(out of memory formatting a message)");
     free(q);
@@ -286,143 +242,6 @@ void cli_err(const char *fmt, ...)
     va_start(ap, fmt);
     vmessage(fmt, ap);
     va_end(ap);
-}
-
-/* "<what>: <status string>[: <last error>]", or NULL when out of memory. */
-static char *status_message(gpuprobe_context *ctx, gpuprobe_status st,
-                            const char *fmt, va_list ap)
-{
-    char *what = vformat(fmt, ap);
-    /* Without a context (creating one failed) the status says it all. */
-    const char *detail = ctx ? gpuprobe_last_error(ctx) : "";
-    const char *status = gpuprobe_status_string(st);
-    if (!what)
-        return NULL;
-    /* A message that starts with the status string already says it. */
-    if (strncmp(detail, status, strlen(status)) == 0)
-        status = "";
-    size_t n = strlen(what) + strlen(status) + strlen(detail) + 8;
-    char *msg = malloc(n);
-    if (msg)
-        snprintf(msg, n, "%s: %s%s%s", what, status, status[0] && detail[0] ? ": " : "",
-                 detail[0] || status[0] ? detail : "");
-    free(what);
-    return msg;
-}
-
-char *cli_status_text(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = status_message(ctx, st, fmt, ap);
-    va_end(ap);
-    return msg;
-}
-
-void cli_report(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = status_message(ctx, st, fmt, ap);
-    va_end(ap);
-    cli_err("%s", msg ? msg : gpuprobe_status_string(st));
-    free(msg);
-}
-
-int cli_fail(gpuprobe_context *ctx, gpuprobe_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = status_message(ctx, st, fmt, ap);
-    va_end(ap);
-    cli_err("%s", msg ? msg : gpuprobe_status_string(st));
-    int rc = CLI_EXIT_FAIL;
-    if (json_mode) {
-        struct json_object *doc = cli_doc();
-        cli_set(doc, "error", cli_error_obj(gpuprobe_status_name(st),
-                                            msg ? msg : gpuprobe_status_string(st)));
-        rc = cli_print_doc(doc);
-        if (rc == CLI_EXIT_OK)
-            rc = CLI_EXIT_FAIL;
-    }
-    free(msg);
-    return rc;
-}
-
-int cli_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = vformat(fmt, ap);
-    va_end(ap);
-    cli_err("%s", msg ? msg : "usage error");
-    fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog());
-    if (json_mode) {
-        struct json_object *doc = cli_doc();
-        cli_set(doc, "error", cli_error_obj("usage", msg ? msg : "usage error"));
-        cli_print_doc(doc);
-    }
-    free(msg);
-    return CLI_EXIT_USAGE;
-}
-
-/* ---- human-readable figures -------------------------------------------------- */
-
-static void scaled(char *buf, size_t size, uint64_t v, const char *const *unit,
-                   size_t units, const char *plain_suffix)
-{
-    double x = (double)v;
-    size_t u = 0;
-    while (x >= 1000.0 && u + 1 < units) {
-        x /= 1000.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, size, "%llu%s", (unsigned long long)v, plain_suffix);
-    else
-        snprintf(buf, size, "%.1f %s", x, unit[u]);
-}
-
-void cli_bytes(char *buf, size_t size, uint64_t bytes)
-{
-    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    scaled(buf, size, bytes, unit, sizeof unit / sizeof unit[0], " B");
-}
-
-void cli_count(char *buf, size_t size, uint64_t count)
-{
-    static const char *const unit[] = {"", "K", "M", "B", "T", "Q"};
-    scaled(buf, size, count, unit, sizeof unit / sizeof unit[0], "");
-}
-
-void cli_cuda_version(char *buf, size_t size, int version)
-{
-    if (version <= 0)
-        snprintf(buf, size, "unknown");
-    else
-        snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
-}
-
-void cli_seconds(char *buf, size_t size, double s)
-{
-    if (s >= 0.1 || !(s > 0))
-        snprintf(buf, size, "%.3fs", s > 0 ? s : 0.0);
-    else if (s >= 1e-4)
-        snprintf(buf, size, "%.3f ms", s * 1e3);
-    else
-        snprintf(buf, size, "%.1f us", s * 1e6);
-}
-
-void cli_runs(char *buf, size_t size, const gpuprobe_matmul_result *r)
-{
-    int64_t runs = 0, batch = 0;
-    gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_RUNS, &runs);
-    gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_BATCH, &batch);
-    if (batch > 1)
-        snprintf(buf, size, "median of %lld runs of %lld calls", (long long)runs,
-                 (long long)batch);
-    else
-        snprintf(buf, size, "median of %lld run%s", (long long)runs, runs == 1 ? "" : "s");
 }
 
 /* ---- the end ----------------------------------------------------------------- */
