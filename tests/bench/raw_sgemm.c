@@ -11,9 +11,10 @@
  * Usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE]]]]]]
  * Prints one line: "raw_sgemm n=N runs=R batch=B threads=T median_s=S
  * gflops=G ..."; with TRACE 1, first one line per block: its start (seconds
- * since the first warm-up call), its time per call, the CPU the calling
- * thread was on when it ended and those of the process's other threads
- * (OpenBLAS's pool) then, from /proc/self/task.
+ * since the first warm-up call), its time per call, the page faults the
+ * process took during it, the CPU the calling thread was on when it ended
+ * and those of the process's other threads (OpenBLAS's pool) then, from
+ * /proc/self/task; the warm-up calls are block 0.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -22,6 +23,7 @@
 #include <dirent.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,6 +72,23 @@ static void other_cpus(char *out, size_t size)
     closedir(d);
 }
 
+/* Minor page faults of the process so far. */
+static long faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : 0;
+}
+
+static void trace_block(long r, double start, double t0, double t1, long calls, long *flt)
+{
+    char others[256];
+    other_cpus(others, sizeof others);
+    long now = faults();
+    printf("block %ld start_s=%.6f call_s=%.9f faults=%ld cpu=%d others=%s\n", r, t0 - start,
+           calls > 0 ? (t1 - t0) / (double)calls : 0.0, now - *flt, sched_getcpu(), others);
+    *flt = faults();
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -116,10 +135,13 @@ int main(int argc, char **argv)
         c[i] = 0.0f;
     }
     int in = (int)n;
+    long flt = faults();
     double start = now_s();
     for (long w = 0; w < warmup; w++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a, in,
                     b, in, 0.0f, c, in);
+    if (trace)
+        trace_block(0, start, start, now_s(), warmup, &flt);
     double total = 0.0;
     long r = 0;
     while (r < cap && (r < runs || total < min_s)) {
@@ -130,12 +152,8 @@ int main(int argc, char **argv)
         double t1 = now_s();
         t[r] = t1 - t0;
         total += t[r++];
-        if (trace) {
-            char others[256];
-            other_cpus(others, sizeof others);
-            printf("block %ld start_s=%.6f call_s=%.9f cpu=%d others=%s\n", r, t0 - start,
-                   (t1 - t0) / (double)batch, sched_getcpu(), others);
-        }
+        if (trace)
+            trace_block(r, start, t0, t1, batch, &flt);
     }
     runs = r;
     qsort(t, (size_t)runs, sizeof *t, cmp);
