@@ -10,7 +10,8 @@
  *      streams, the warm-up calls (which absorb first-call kernel loading),
  *      the block size's calibration and the search for the steady state
  *      (warm-up blocks until two in a row agree within GP_MM_STEADY_TOL,
- *      at most WARMUP_MS of warm-up in all);
+ *      at most WARMUP_MS of warm-up in all), after which an automatic
+ *      batch is grown if the steady calls are faster than the first;
  *   2. host-to-device copies (CUDA), timed apart with events;
  *   3. timed samples, each a block of BATCH gemm calls back to back timed
  *      as one (the CPU's monotonic clock, CUDA events on the library's own
@@ -490,15 +491,16 @@ static int blocks_agree(double a, double b)
  * call included) stays within WARMUP_MS by the backend's clock when it
  * lasts as long as the last block (block_s before the first): the first
  * needs room for two, since one alone proves nothing. job->steady: 1
- * agreed, 0 the bound came first, -1 no search. */
+ * agreed, 0 the bound came first, -1 no search. *block_s: the last block's
+ * time on return. */
 static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
-                                    const gp_mm_backend *be, void *state, double block_s)
+                                    const gp_mm_backend *be, void *state, double *block_s)
 {
     job->steady = -1;
     if (job->warmup_ms == 0)
         return GPUPROBE_OK;
     job->steady = 0;
-    double bound = (double)job->warmup_ms / 1000.0, last = block_s;
+    double bound = (double)job->warmup_ms / 1000.0, last = *block_s;
     while (job->warmup_s + (job->warmup_runs ? 1 : 2) * last <= bound &&
            job->warmup_runs < GP_MM_RUNS_CEILING) {
         double s = 0.0;
@@ -506,13 +508,26 @@ static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
         if (st != GPUPROBE_OK)
             return st;
         job->warmup_s += s;
-        if (job->warmup_runs++ > 0 && blocks_agree(last, s)) {
+        int agree = job->warmup_runs++ > 0 && blocks_agree(last, s);
+        last = *block_s = s;
+        if (agree) {
             job->steady = 1;
             break;
         }
-        last = s;
     }
     return GPUPROBE_OK;
+}
+
+/* The automatic batch again, from the steady state's rate: the batch was
+ * chosen on the first calls, which can be slower (so the block is too
+ * small once they are fast); block_s is what a block of it lasts now.
+ * Grown so that a block lasts GP_MM_SAMPLE_S; never shrunk. */
+static void rebatch(gp_mm_job *job, double block_s)
+{
+    if (job->batch > 0 || job->steady != 1 || !(block_s > 0) || block_s >= GP_MM_SAMPLE_S)
+        return;
+    double want = ceil(1.25 * GP_MM_SAMPLE_S / (block_s / (double)job->reps));
+    job->reps = want >= (double)GP_MM_MAX_BATCH ? GP_MM_MAX_BATCH : (size_t)want;
 }
 
 /* Room for one more time: the capacity doubled, up to the ceiling (the
@@ -585,9 +600,10 @@ static gpuprobe_status protocol(gpuprobe_context *ctx, gp_mm_job *job,
     double block_s = 0.0;
     st = calibrate(ctx, job, be, state, warm_call, &block_s);
     if (st == GPUPROBE_OK)
-        st = steady_state(ctx, job, be, state, block_s);
+        st = steady_state(ctx, job, be, state, &block_s);
     if (st != GPUPROBE_OK)
         return st;
+    rebatch(job, block_s);
     job->setup_s = gp_now() - t0 - untimed;
 
     st = timed_loop(ctx, job, be, state);

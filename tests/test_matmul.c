@@ -448,6 +448,13 @@ static double wobbling(uint64_t c)
     return ((c - 1) / 10 % 2 ? 1.5 : 1.0) / 1000.0;
 }
 
+/* The first five calls (the warm-up call and the calibration's 1 + 3) of
+ * 2^-10 s, the rest eight times faster. */
+static double quickening(uint64_t c)
+{
+    return c < 5 ? 1.0 / 1024.0 : 1.0 / 8192.0;
+}
+
 /* 2^-10 s a call, exactly (sums of it are exact). */
 static double steady_call(uint64_t c)
 {
@@ -515,6 +522,27 @@ static void test_warmup_bound(void **state)
     assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 9.0 / 1024.0);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* The automatic batch is chosen again from the steady rate. Calibration
+ * on the slow first calls: 1 call (2^-10 s, short), then
+ * ceil(1.25 x 2 ms / 2^-10 s) = 3 (2.9 ms): a batch of 3. The search:
+ * two blocks of 3 fast calls (0.37 ms), which agree; at that rate a block
+ * of 2 ms is ceil(1.25 x 2 ms / 2^-13 s) = 21 calls. Five timed runs of
+ * 21: 1 + 1 + 3 + 6 + 105 calls. A fixed batch is kept. */
+static void test_batch_from_steady_rate(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_result *r = scripted(quickening, 0, 1000, 0, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 21);
+    assert_true(get_d(r, GPUPROBE_METRIC_MEDIAN_S) == 1.0 / 8192.0);
+    assert_int_equal(script.calls, 1 + 1 + 3 + 6 + 105);
+    gpuprobe_matmul_result_destroy(r);
+    r = scripted(quickening, 3, 1000, 0, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 3);
     gpuprobe_matmul_result_destroy(r);
 }
 
@@ -1945,6 +1973,7 @@ int main(void)
         cmocka_unit_test(test_steady_when_blocks_agree),
         cmocka_unit_test(test_warmup_bound),
         cmocka_unit_test(test_budget_ends_runs),
+        cmocka_unit_test(test_batch_from_steady_rate),
         cmocka_unit_test(test_spread),
         cmocka_unit_test(test_failure_in_each_phase),
         cmocka_unit_test(test_f16),
