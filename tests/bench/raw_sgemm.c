@@ -6,9 +6,12 @@
  * on its own (a clock read on each side, nothing else), and the median of
  * the blocks divided by BATCH: at least RUNS blocks, and more until
  * MIN_SECONDS of blocks were timed. BATCH 1 (the default) times every
- * call alone. Nothing else: no warm-up rule, no calibration.
+ * call alone. Nothing else: no warm-up rule, no calibration. A, B and C
+ * are aligned to ALIGN bytes (64 by default, as the library's are); ALIGN
+ * 0 takes them from malloc() as they come (16 bytes past a page for
+ * large ones in glibc), which OpenBLAS's kernels run slower on.
  *
- * Usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE]]]]]]
+ * Usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE [ALIGN]]]]]]]
  * Prints one line: "raw_sgemm n=N runs=R batch=B threads=T median_s=S
  * gflops=G ..."; with TRACE 1, first one line per block: its start (seconds
  * since the first warm-up call), its time per call, the page faults the
@@ -89,6 +92,15 @@ static void trace_block(long r, double start, double t0, double t1, long calls, 
     *flt = faults();
 }
 
+/* count floats, aligned to align bytes (0: as malloc gives them). */
+static float *matrix(size_t count, size_t align)
+{
+    void *p = NULL;
+    if (align == 0)
+        return malloc(count * sizeof(float));
+    return posix_memalign(&p, align, count * sizeof(float)) == 0 ? p : NULL;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -99,7 +111,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr,
-                "usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE]]]]]]\n");
+                "usage: raw_sgemm N [RUNS [WARMUP [THREADS [MIN_SECONDS [BATCH [TRACE [ALIGN]]]]]]]\n");
         return 2;
     }
     long n = strtol(argv[1], NULL, 10);
@@ -109,17 +121,18 @@ int main(int argc, char **argv)
     double min_s = argc > 5 ? strtod(argv[5], NULL) : 0.0;
     long batch = argc > 6 ? strtol(argv[6], NULL, 10) : 1;
     long trace = argc > 7 ? strtol(argv[7], NULL, 10) : 0;
+    long align = argc > 8 ? strtol(argv[8], NULL, 10) : 64;
     if (n < 1 || n > 46340 || runs < 1 || runs > 10000 || warmup < 0 || threads < 0 ||
         !(min_s >= 0 && min_s <= 600) || batch < 1 || batch > (1L << 20) || trace < 0 ||
-        trace > 1) {
+        trace > 1 || (align != 0 && (align < 16 || align > 4096 || (align & (align - 1))))) {
         fprintf(stderr, "raw_sgemm: bad arguments\n");
         return 2;
     }
     if (threads > 0)
         openblas_set_num_threads((int)threads);
     size_t count = (size_t)n * (size_t)n;
-    float *a = malloc(count * sizeof *a), *b = malloc(count * sizeof *b);
-    float *c = malloc(count * sizeof *c);
+    float *a = matrix(count, (size_t)align), *b = matrix(count, (size_t)align);
+    float *c = matrix(count, (size_t)align);
     const long cap = 1000000; /* blocks timed at most */
     double *t = malloc((size_t)cap * sizeof *t);
     if (!a || !b || !c || !t) {
@@ -158,9 +171,9 @@ int main(int argc, char **argv)
     runs = r;
     qsort(t, (size_t)runs, sizeof *t, cmp);
     double med = (runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2])) / (double)batch;
-    printf("raw_sgemm n=%ld runs=%ld batch=%ld threads=%d median_s=%.9f gflops=%.3f "
+    printf("raw_sgemm n=%ld runs=%ld batch=%ld align=%ld threads=%d median_s=%.9f gflops=%.3f "
            "seconds=%.3f check=%g\n",
-           n, runs, batch, openblas_get_num_threads(), med,
+           n, runs, batch, align, openblas_get_num_threads(), med,
            2.0 * (double)n * n * n / med / 1e9, now_s() - start, (double)c[count / 2]);
     free(a);
     free(b);
