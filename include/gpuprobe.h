@@ -1167,7 +1167,7 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_DTYPE = 3,       /**< ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C in fp32). */
     GPUPROBE_MATMUL_WARMUP = 4,      /**< Untimed warm-up calls before the batch is chosen (they absorb first-call loading). Default 1. The search for the steady state follows (#GPUPROBE_MATMUL_WARMUP_MS). */
     GPUPROBE_MATMUL_MIN_RUNS = 5,    /**< Minimum timed runs (samples, see #GPUPROBE_MATMUL_BATCH). Default 5. */
-    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs; 0: no cap, the budget alone ends the runs (at most 1,048,576 of them). Default 0 (1.0 and 1.1: 100, which ended the runs of a call of 0.5 ms to 2.5 ms before the budget did). A value below MIN_RUNS counts as MIN_RUNS. */
+    GPUPROBE_MATMUL_MAX_RUNS = 6,    /**< Maximum timed runs; 0: no cap, the budget alone ends the runs (at most 1,048,576 of them). Default 0 (1.0 and 1.1: 100, which ended the runs before the budget whenever a run lasted under 2.5 ms). A value below MIN_RUNS counts as MIN_RUNS. */
     GPUPROBE_MATMUL_BUDGET_MS = 7,   /**< Keep timing (past MIN_RUNS, up to MAX_RUNS when set) until the timed runs add up to this many milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0: exactly MIN_RUNS. */
     GPUPROBE_MATMUL_TRANSFERS = 8,   /**< CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
     GPUPROBE_MATMUL_VERIFY = 9,      /**< 1 to verify the result against a double-precision reference. Default 1. */
