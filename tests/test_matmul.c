@@ -389,26 +389,32 @@ static const gp_mm_backend script_backend = {
     .prepare = script_prepare, .run = script_run, .release = script_release,
 };
 
-/* A run of a 4 x 4 x 4 "gemm" on the scripted backend: one warm-up call,
- * blocks of BATCH calls (no calibration), no verification (the scripted
- * gemm writes nothing), with the warm-up's bound and the budget given.
- * want: the status; the result (NULL on failure) to read and destroy. */
-static gpuprobe_matmul_result *scripted(double (*call_s)(uint64_t), int64_t batch,
-                                        int64_t warmup_ms, int64_t budget_ms,
-                                        gpuprobe_status want)
+/* Options for a 4 x 4 x 4 "gemm" on the scripted backend: blocks of
+ * `batch` calls (0: automatic), no verification (the scripted gemm writes
+ * nothing), the rest the defaults. */
+static gpuprobe_matmul_options *script_opts(int64_t batch)
 {
-    memset(&script, 0, sizeof script);
-    script.call_s = call_s;
-    gpuprobe_context *ctx = new_ctx();
     gpuprobe_matmul_options *o = NULL;
     assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 4), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY, 0), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, batch), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, warmup_ms),
-                     GPUPROBE_OK);
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, budget_ms),
-                     GPUPROBE_OK);
+    return o;
+}
+
+/* Run o (then destroyed) on the scripted backend with the clock call_s and
+ * run() failing at block fail_block (0: never), in a new context; want:
+ * the status, and, when msg is not NULL, the message. Whatever happened,
+ * the backend was released once. The result (NULL on failure) to read
+ * and destroy. */
+static gpuprobe_matmul_result *run_scripted(double (*call_s)(uint64_t), size_t fail_block,
+                                            gpuprobe_matmul_options *o, gpuprobe_status want,
+                                            const char *msg)
+{
+    memset(&script, 0, sizeof script);
+    script.call_s = call_s;
+    script.fail_block = fail_block;
+    gpuprobe_context *ctx = new_ctx();
     gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&o;
     gp_test_matmul_backend = &script_backend;
     gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
@@ -418,12 +424,34 @@ static gpuprobe_matmul_result *scripted(double (*call_s)(uint64_t), int64_t batc
                  gpuprobe_last_error(ctx), gpuprobe_status_name(want));
     if (st != GPUPROBE_OK)
         assert_null(r);
-    /* Whatever happened, what was prepared was released, once. */
+    if (msg)
+        assert_string_equal(gpuprobe_last_error(ctx), msg);
     assert_int_equal(script.prepared, 1);
     assert_int_equal(script.released, 1);
     gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
     return r;
+}
+
+/* A run on the scripted backend: one warm-up call, blocks of `batch`
+ * calls, the warm-up's bound and the budget given. */
+static gpuprobe_matmul_result *scripted(double (*call_s)(uint64_t), int64_t batch,
+                                        int64_t warmup_ms, int64_t budget_ms,
+                                        gpuprobe_status want)
+{
+    gpuprobe_matmul_options *o = script_opts(batch);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, warmup_ms),
+                     GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, budget_ms),
+                     GPUPROBE_OK);
+    return run_scripted(call_s, 0, o, want, NULL);
+}
+
+/* How the warm-up ended: STEADY and WARMUP_RUNS. */
+static void check_warmup(const gpuprobe_matmul_result *r, int64_t steady, int64_t runs)
+{
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), steady);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), runs);
 }
 
 /* Calls of 1 ms, except the warm-up call (call 0, 8 ms) and, in blocks of
@@ -469,8 +497,7 @@ static void test_steady_when_blocks_agree(void **state)
 {
     (void)state;
     gpuprobe_matmul_result *r = scripted(settling, 10, 1000, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 5);
+    check_warmup(r, 1, 5);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 10);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 5); /* MIN_RUNS, no budget */
     /* 8 ms + 10 x (2 + 1.5 + 1.2 + 1.01 + 1) ms of warm-up. */
@@ -493,34 +520,29 @@ static void test_warmup_bound(void **state)
 {
     (void)state;
     gpuprobe_matmul_result *r = scripted(wobbling, 10, 50, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 0);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 4);
+    check_warmup(r, 0, 4);
     assert_true(fabs(get_d(r, GPUPROBE_METRIC_WARMUP_S) - 0.051) < 1e-12);
     gpuprobe_matmul_result_destroy(r);
     /* A bound of 0: no search at all. */
     r = scripted(wobbling, 10, 0, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), -1);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 0);
+    check_warmup(r, -1, 0);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 0.001);
     assert_int_equal(script.blocks, 1 + 5);
     gpuprobe_matmul_result_destroy(r);
     /* A warm-up call already past the bound: no search block either. */
     r = scripted(settling, 10, 8, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 0);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 0);
+    check_warmup(r, 0, 0);
     gpuprobe_matmul_result_destroy(r);
     /* The search starts only with room for two blocks, as long as the
      * warm-up call's rate says: a 2^-10 s call and blocks of 4, so
      * 2^-10 + 2 x 2^-8 s = 8.79 ms. A bound of 8 ms: no search; of 9 ms:
      * two blocks, which agree. */
     r = scripted(steady_call, 4, 8, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 0);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 0);
+    check_warmup(r, 0, 0);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 1.0 / 1024.0);
     gpuprobe_matmul_result_destroy(r);
     r = scripted(steady_call, 4, 9, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
+    check_warmup(r, 1, 2);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 9.0 / 1024.0);
     gpuprobe_matmul_result_destroy(r);
 }
@@ -535,8 +557,7 @@ static void test_batch_from_steady_rate(void **state)
 {
     (void)state;
     gpuprobe_matmul_result *r = scripted(quickening, 0, 1000, 0, GPUPROBE_OK);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
+    check_warmup(r, 1, 2);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 21);
     assert_true(get_d(r, GPUPROBE_METRIC_MEDIAN_S) == 1.0 / 8192.0);
     assert_int_equal(script.calls, 1 + 1 + 3 + 6 + 105);
@@ -555,30 +576,20 @@ static void test_budget_ends_runs(void **state)
     (void)state;
     gpuprobe_matmul_result *r = scripted(steady_call, 4, 1000, 250, GPUPROBE_OK);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 64);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), 1);
-    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
+    check_warmup(r, 1, 2);
     gpuprobe_matmul_result_destroy(r);
     r = scripted(steady_call, 4, 1000, 2000, GPUPROBE_OK);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 512);
     assert_true(get_d(r, GPUPROBE_METRIC_MEDIAN_S) == 1.0 / 1024.0);
     gpuprobe_matmul_result_destroy(r);
 
-    memset(&script, 0, sizeof script);
-    script.call_s = steady_call;
-    gpuprobe_context *ctx = new_ctx();
-    gpuprobe_matmul_options *o = small_opts(4, 4, 4, GPUPROBE_DTYPE_FP32);
-    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY, 0);
-    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 4);
+    gpuprobe_matmul_options *o = script_opts(4);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 1);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 40);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 2000);
-    gp_test_matmul_backend = &script_backend;
-    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
-    gp_test_matmul_backend = NULL;
+    r = run_scripted(steady_call, 0, o, GPUPROBE_OK, NULL);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 40);
     gpuprobe_matmul_result_destroy(r);
-    gpuprobe_matmul_options_destroy(o);
-    gpuprobe_context_destroy(ctx);
 }
 
 /* The spread: the interquartile range of the runs, per call. Runs of 1,
@@ -592,27 +603,17 @@ static double cycling(uint64_t c)
 static void test_spread(void **state)
 {
     (void)state;
-    memset(&script, 0, sizeof script);
-    script.call_s = cycling;
-    gpuprobe_context *ctx = new_ctx();
-    gpuprobe_matmul_options *o = small_opts(4, 4, 4, GPUPROBE_DTYPE_FP32);
-    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY, 0);
-    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 1);
+    gpuprobe_matmul_options *o = script_opts(1);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP, 0);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, 0);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 8);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0);
-    gpuprobe_matmul_result *r = NULL;
-    gp_test_matmul_backend = &script_backend;
-    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
-    gp_test_matmul_backend = NULL;
+    gpuprobe_matmul_result *r = run_scripted(cycling, 0, o, GPUPROBE_OK, NULL);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 8);
     assert_true(fabs(get_d(r, GPUPROBE_METRIC_IQR_S) - 0.0015) < 1e-15);
     assert_true(fabs(get_d(r, GPUPROBE_METRIC_MEDIAN_S) - 0.0025) < 1e-15);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 0.0);
     gpuprobe_matmul_result_destroy(r);
-    gpuprobe_matmul_options_destroy(o);
-    gpuprobe_context_destroy(ctx);
 }
 
 /* A failure in any block (warm-up call, search, timed run) is the run's
@@ -623,27 +624,12 @@ static void test_failure_in_each_phase(void **state)
     /* settling with blocks of 10: run() 1 is the warm-up call, 2-6 the
      * search, 7-11 the timed runs. */
     for (size_t fail = 1; fail <= 11; fail++) {
-        memset(&script, 0, sizeof script);
-        script.call_s = settling;
-        script.fail_block = fail;
-        gpuprobe_context *ctx = new_ctx();
-        gpuprobe_matmul_options *o = small_opts(4, 4, 4, GPUPROBE_DTYPE_FP32);
-        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY, 0);
-        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 10);
-        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 5);
+        gpuprobe_matmul_options *o = script_opts(10);
         gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0);
-        gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&o;
-        gp_test_matmul_backend = &script_backend;
-        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_CUDA);
-        gp_test_matmul_backend = NULL;
-        assert_null(r);
-        assert_int_equal(script.blocks, fail);
-        assert_int_equal(script.released, 1);
         char want[64];
         snprintf(want, sizeof want, "scripted failure at block %zu", fail);
-        assert_string_equal(gpuprobe_last_error(ctx), want);
-        gpuprobe_matmul_options_destroy(o);
-        gpuprobe_context_destroy(ctx);
+        assert_null(run_scripted(settling, fail, o, GPUPROBE_ERR_CUDA, want));
+        assert_int_equal(script.blocks, fail);
     }
 }
 
