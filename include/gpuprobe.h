@@ -1626,15 +1626,18 @@ typedef enum gpuprobe_matmul_param {
     /** ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C
      * in fp32). */
     GPUPROBE_MATMUL_DTYPE = 3,
-    /** Untimed warm-up runs. Default 1. */
+    /** Untimed warm-up calls before the batch is chosen (they absorb first-call loading). Default
+     * 1. The search for the steady state follows (#GPUPROBE_MATMUL_WARMUP_MS). */
     GPUPROBE_MATMUL_WARMUP = 4,
     /** Minimum timed runs (samples, see #GPUPROBE_MATMUL_BATCH). Default 5. */
     GPUPROBE_MATMUL_MIN_RUNS = 5,
-    /** Maximum timed runs. Default 100. A value below MIN_RUNS counts as MIN_RUNS. */
+    /** Maximum timed runs; 0: no cap, the budget alone ends the runs (at most 1,048,576 of them).
+     * Default 0 (1.0 and 1.1: 100, which ended the runs before the budget whenever a run lasted
+     * under 2.5 ms). A value below MIN_RUNS counts as MIN_RUNS. */
     GPUPROBE_MATMUL_MAX_RUNS = 6,
-    /** Keep timing (past MIN_RUNS, up to MAX_RUNS) until the timed runs add up to this many
-     * milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted); 0:
-     * exactly MIN_RUNS. */
+    /** Keep timing (past MIN_RUNS, up to MAX_RUNS when set) until the timed runs add up to this
+     * many milliseconds. Default 250 (1.0: 0, and the wall time since the first run was counted);
+     * 0: exactly MIN_RUNS. */
     GPUPROBE_MATMUL_BUDGET_MS = 7,
     /** CUDA: 1 to time host-to-device and device-to-host copies (reported apart). Default 1. */
     GPUPROBE_MATMUL_TRANSFERS = 8,
@@ -1652,10 +1655,19 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_VERIFY_SAMPLES = 12,
     /** (since 1.1) Calls per timed run: each run times this many back-to-back calls as one block
      * and reports the time per call. 0 (the default): automatic, 1 when a call takes 2 ms or more,
-     * else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at the
-     * mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every call
-     * alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
-    GPUPROBE_MATMUL_BATCH = 13
+     * else enough calls that a block lasts 2 ms, so that sub-millisecond sizes are not timed at
+     * the mercy of thread wake-ups and clock reads (like Python's timeit.autorange). 1 times every
+     * call alone (1.0's behaviour). GPUPROBE_METRIC_BATCH reports the count used. */
+    GPUPROBE_MATMUL_BATCH = 13,
+    /** (since 1.2) The bound, in milliseconds of gemm calls, of the warm-up: after the
+     * #GPUPROBE_MATMUL_WARMUP calls and the choice of the batch, runs of the batch are made
+     * untimed until two in a row agree within 2% (the steady state: OpenBLAS's buffers mapped and
+     * its threads awake on their own CPUs; clocks up on a GPU). A run is made only while the
+     * warm-up, those calls and the batch's choice included, would stay within this bound if it
+     * lasted as long as the last one (the first needs room for two); so calls longer than half the
+     * bound get no search. Default 1000; 0: no search (1.1's warm-up). GPUPROBE_METRIC_STEADY says
+     * how it ended. */
+    GPUPROBE_MATMUL_WARMUP_MS = 14
 } gpuprobe_matmul_param;
 
 /**
@@ -1698,10 +1710,11 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
 
 /**
  * Run a timed matmul C = A x B (row-major, m x k times k x n) on @p device,
- * following the protocol in docs: separate setup timing, warm-up, timed
+ * following the protocol in docs: separate setup timing, warm-up until two
+ * runs in a row agree within 2% (at most #GPUPROBE_MATMUL_WARMUP_MS), timed
  * runs (CUDA events on the GPU) of #GPUPROBE_MATMUL_BATCH back-to-back calls
  * each, at least MIN_RUNS of them and more until they add up to BUDGET_MS
- * (250 ms by default) or MAX_RUNS, seeded zero-mean random inputs, output
+ * (250 ms by default; or MAX_RUNS when set), seeded zero-mean random inputs, output
  * poisoned with NaN first, verification on sampled entries against a
  * double-precision host reference. The time figures are per call.
  *
@@ -1818,7 +1831,24 @@ typedef enum gpuprobe_matmul_metric {
     GPUPROBE_METRIC_DEVICE = 24,
     /** int (since 1.1): calls per timed run (#GPUPROBE_MATMUL_BATCH): the time figures are per
      * call, each run's block time divided by this. */
-    GPUPROBE_METRIC_BATCH = 25
+    GPUPROBE_METRIC_BATCH = 25,
+    /** double (since 1.2): the untimed gemm calls before the first timed run, added (the
+     * #GPUPROBE_MATMUL_WARMUP calls, the batch's choice, the warm-up runs), by the clock of the
+     * timed runs; part of SETUP_S. */
+    GPUPROBE_METRIC_WARMUP_S = 26,
+    /** double (since 1.2): the spread of the timed runs, per call: their interquartile range (75th
+     * minus 25th percentile, linear between order statistics), as torch.utils.benchmark reports
+     * it. IQR_S / MEDIAN_S is the relative spread. */
+    GPUPROBE_METRIC_IQR_S = 27,
+    /** int (since 1.2): warm-up runs of the batch made in search of the steady state
+     * (#GPUPROBE_MATMUL_WARMUP_MS). */
+    GPUPROBE_METRIC_WARMUP_RUNS = 28,
+    /** int (since 1.2): 1 when two warm-up runs in a row agreed within 2% (the timed runs began in
+     * the steady state); 0 when the warm-up's bound came first: a machine whose speed kept
+     * changing (other work on it), or calls so long that two runs do not fit in the bound (then
+     * one call's start-up costs are a small part of it); -1 with no search
+     * (#GPUPROBE_MATMUL_WARMUP_MS 0). */
+    GPUPROBE_METRIC_STEADY = 29
 } gpuprobe_matmul_metric;
 
 /**
@@ -2081,7 +2111,8 @@ GPUPROBE_API gpuprobe_status
 gpuprobe_bandwidth_result_get_int(const gpuprobe_bandwidth_result *result,
                                   gpuprobe_bandwidth_metric metric, int64_t *value);
 
-/** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double metrics. */
+/** Read a floating-point metric. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL, unknown or non-double
+ * metrics. */
 GPUPROBE_API gpuprobe_status
 gpuprobe_bandwidth_result_get_double(const gpuprobe_bandwidth_result *result,
                                      gpuprobe_bandwidth_metric metric, double *value);

@@ -232,6 +232,12 @@ double gp_stats_mean(const double *v, size_t n);
 double gp_stats_stddev(const double *v, size_t n);
 /* Median; sorts v in place (ascending). Even n: mean of the two middle values. */
 double gp_stats_median_inplace(double *v, size_t n);
+/* Sorts v in place (ascending). */
+void gp_stats_sort(double *v, size_t n);
+/* The q-quantile (0 <= q <= 1) of n sorted values, linear between the
+ * order statistics around q (n - 1) (numpy's default, R's type 7): q = 0.5
+ * is the median. */
+double gp_stats_quantile_sorted(const double *v, size_t n, double q);
 
 /* Monotonic clock in seconds. */
 static inline double gp_now(void)

@@ -4,17 +4,20 @@
  * move data and run the gemm, through their table of operations
  * (matmul_backend.h; docs/architecture.md).
  *
- * The protocol:
+ * The protocol (docs/matmul.md says why):
  *   1. setup, timed apart: the backend's libraries and buffers, seeded
  *      zero-mean inputs, C poisoned with NaN (host and device), handles and
- *      streams, the warm-up runs (which absorb first-call kernel loading)
- *      and the block size's calibration;
+ *      streams, the warm-up calls (which absorb first-call kernel loading),
+ *      the block size's calibration and the search for the steady state
+ *      (warm-up blocks until two in a row agree within GP_MM_STEADY_TOL,
+ *      at most WARMUP_MS of warm-up in all), after which an automatic
+ *      batch is grown if the steady calls are faster than the first;
  *   2. host-to-device copies (CUDA), timed apart with events;
  *   3. timed samples, each a block of BATCH gemm calls back to back timed
  *      as one (the CPU's monotonic clock, CUDA events on the library's own
  *      stream) and divided by BATCH: at least MIN_RUNS samples, more until
- *      their timed total reaches BUDGET_MS, at most MAX_RUNS. BATCH (0,
- *      the default) is chosen so that a sample lasts GP_MM_SAMPLE_S at
+ *      their timed total reaches BUDGET_MS (or MAX_RUNS when set). BATCH
+ *      (0, the default) is chosen so that a sample lasts GP_MM_SAMPLE_S at
  *      least: one call when a call is that long, else as many as it takes
  *      (timeit.autorange and torch.utils.benchmark's blocked autorange do
  *      the same), so that a sub-millisecond gemm is not timed at the mercy
@@ -36,12 +39,13 @@
 #include <time.h>
 
 void (*gp_test_matmul_corrupt)(void *c, gp_elem ec, int64_t m, int64_t n);
+const gp_mm_backend *gp_test_matmul_backend;
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                  */
 /* ------------------------------------------------------------------------ */
 
-#define GP_MM_NPARAMS 14
+#define GP_MM_NPARAMS 15
 
 /* A gp_params (params.c), first: gp_params_new() makes one. */
 struct gpuprobe_matmul_options {
@@ -58,7 +62,7 @@ static const gp_param_info mm_info[GP_MM_NPARAMS] = {
                                GPUPROBE_DTYPE_FP32},
     [GPUPROBE_MATMUL_WARMUP] = {0, 1000, 1},
     [GPUPROBE_MATMUL_MIN_RUNS] = {1, 10000, 5},
-    [GPUPROBE_MATMUL_MAX_RUNS] = {1, 10000, 100},
+    [GPUPROBE_MATMUL_MAX_RUNS] = {0, 10000, 0},
     [GPUPROBE_MATMUL_BUDGET_MS] = {0, 3600000, 250},
     [GPUPROBE_MATMUL_TRANSFERS] = {0, 1, 1},
     [GPUPROBE_MATMUL_VERIFY] = {0, 1, 1},
@@ -66,6 +70,7 @@ static const gp_param_info mm_info[GP_MM_NPARAMS] = {
     [GPUPROBE_MATMUL_CPU_THREADS] = {0, 1024, 0},
     [GPUPROBE_MATMUL_VERIFY_SAMPLES] = {1, 1 << 20, 256},
     [GPUPROBE_MATMUL_BATCH] = {0, 1 << 20, 0},
+    [GPUPROBE_MATMUL_WARMUP_MS] = {0, 3600000, 1000},
 };
 _Static_assert(GP_MM_NPARAMS <= GP_PARAMS_MAX, "matmul options fit a gp_params");
 static const gp_param_table mm_table = {mm_info, GP_MM_NPARAMS, 0};
@@ -122,7 +127,9 @@ gpuprobe_status gpuprobe_matmul_options_get(const gpuprobe_matmul_options *opts,
 
 struct gpuprobe_matmul_result {
     double d[GP_MM_NDOUBLE];
+    double warmup_s, iqr_s;
     int64_t verified, runs, batch, threads, m, n, k, dtype, device;
+    int64_t warmup_runs, steady;
     char device_name[GP_NAME_LEN];
     char backend[128];
     char math_mode[96];
@@ -138,9 +145,16 @@ gpuprobe_status
 gpuprobe_matmul_result_get_double(const gpuprobe_matmul_result *result,
                                   gpuprobe_matmul_metric metric, double *value)
 {
-    if (!result || !value || (unsigned)metric >= GP_MM_NDOUBLE)
+    if (!result || !value)
         return GPUPROBE_ERR_INVALID_ARGUMENT;
-    *value = result->d[metric];
+    switch (metric) {
+    case GPUPROBE_METRIC_WARMUP_S: *value = result->warmup_s; break;
+    case GPUPROBE_METRIC_IQR_S: *value = result->iqr_s; break;
+    default:
+        if ((unsigned)metric >= GP_MM_NDOUBLE)
+            return GPUPROBE_ERR_INVALID_ARGUMENT;
+        *value = result->d[metric];
+    }
     return GPUPROBE_OK;
 }
 
@@ -160,6 +174,8 @@ gpuprobe_matmul_result_get_int(const gpuprobe_matmul_result *result,
     case GPUPROBE_METRIC_DTYPE: *value = result->dtype; break;
     case GPUPROBE_METRIC_DEVICE: *value = result->device; break;
     case GPUPROBE_METRIC_BATCH: *value = result->batch; break;
+    case GPUPROBE_METRIC_WARMUP_RUNS: *value = result->warmup_runs; break;
+    case GPUPROBE_METRIC_STEADY: *value = result->steady; break;
     default: return GPUPROBE_ERR_INVALID_ARGUMENT;
     }
     return GPUPROBE_OK;
@@ -283,6 +299,14 @@ void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
 #define GP_MM_SLOW_CALL_S (4 * GP_MM_SAMPLE_S)
 /* The most calls an automatic block holds. */
 #define GP_MM_MAX_BATCH ((size_t)1 << 20)
+/* Two warm-up blocks in a row agree when they differ by at most this
+ * fraction of the faster: the steady state (docs/matmul.md). */
+#define GP_MM_STEADY_TOL 0.02
+/* The most timed samples without MAX_RUNS (8 MiB of times), and the most
+ * warm-up blocks: bounds that only a clock that stands still can reach. */
+#define GP_MM_RUNS_CEILING ((size_t)1 << 20)
+/* The first capacity of the times without MAX_RUNS (it grows). */
+#define GP_MM_TIMES_START ((size_t)128)
 
 static gp_elem input_elem(gpuprobe_dtype d)
 {
@@ -400,24 +424,26 @@ static void fill_inputs(const gp_mm_job *job, const gp_mm_host *h)
 /* The calls per sample. BATCH when set; else 1 when the warm-up showed a
  * call of GP_MM_SLOW_CALL_S or more, else the smallest block (grown from
  * one call, at most a hundredfold a step) that lasts GP_MM_SAMPLE_S. The
- * blocks tried are setup, like the warm-up. */
+ * blocks tried are setup, like the warm-up. *block_s: what a block of the
+ * chosen size lasted (the last one tried), or the warm-up calls' rate says
+ * it lasts (0 without warm-up calls). */
 static gpuprobe_status calibrate(gpuprobe_context *ctx, gp_mm_job *job,
-                                 const gp_mm_backend *be, void *state, double warm_call)
+                                 const gp_mm_backend *be, void *state, double warm_call,
+                                 double *block_s)
 {
-    if (job->batch > 0) {
-        job->reps = (size_t)job->batch;
+    if (job->batch > 0 || warm_call >= GP_MM_SLOW_CALL_S) {
+        job->reps = job->batch > 0 ? (size_t)job->batch : 1;
+        *block_s = warm_call * (double)job->reps;
         return GPUPROBE_OK;
     }
     size_t reps = 1;
-    if (warm_call >= GP_MM_SLOW_CALL_S) {
-        job->reps = reps;
-        return GPUPROBE_OK;
-    }
     for (;;) {
         double s = 0.0;
         gpuprobe_status st = be->run(ctx, state, reps, &s);
         if (st != GPUPROBE_OK)
             return st;
+        job->warmup_s += s;
+        *block_s = s;
         if (s >= GP_MM_SAMPLE_S || reps >= GP_MM_MAX_BATCH)
             break;
         /* 1.25 times what this block's rate says, so that the next block
@@ -434,17 +460,89 @@ static gpuprobe_status calibrate(gpuprobe_context *ctx, gp_mm_job *job,
     return GPUPROBE_OK;
 }
 
+/* Do two blocks' times agree (GP_MM_STEADY_TOL of the faster)? */
+static int blocks_agree(double a, double b)
+{
+    double lo = a < b ? a : b, hi = a < b ? b : a;
+    return hi - lo <= GP_MM_STEADY_TOL * lo;
+}
+
+/* The search for the steady state: untimed blocks of BATCH calls until two
+ * in a row agree. A block is run only while the warm-up (every untimed
+ * call included) stays within WARMUP_MS by the backend's clock when it
+ * lasts as long as the last block (block_s before the first): the first
+ * needs room for two, since one alone proves nothing. job->steady: 1
+ * agreed, 0 the bound came first, -1 no search. *block_s: the last block's
+ * time on return. */
+static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
+                                    const gp_mm_backend *be, void *state, double *block_s)
+{
+    job->steady = -1;
+    if (job->warmup_ms == 0)
+        return GPUPROBE_OK;
+    job->steady = 0;
+    double bound = (double)job->warmup_ms / 1000.0, last = *block_s;
+    while (job->warmup_s + (job->warmup_runs ? 1 : 2) * last <= bound &&
+           job->warmup_runs < GP_MM_RUNS_CEILING) {
+        double s = 0.0;
+        gpuprobe_status st = be->run(ctx, state, job->reps, &s);
+        if (st != GPUPROBE_OK)
+            return st;
+        job->warmup_s += s;
+        int agree = job->warmup_runs++ > 0 && blocks_agree(last, s);
+        last = *block_s = s;
+        if (agree) {
+            job->steady = 1;
+            break;
+        }
+    }
+    return GPUPROBE_OK;
+}
+
+/* The automatic batch again, from the steady state's rate: the batch was
+ * chosen on the first calls, which can be slower (so the block is too
+ * small once they are fast); block_s is what a block of it lasts now.
+ * Grown so that a block lasts GP_MM_SAMPLE_S; never shrunk. */
+static void rebatch(gp_mm_job *job, double block_s)
+{
+    if (job->batch > 0 || job->steady != 1 || !(block_s > 0) || block_s >= GP_MM_SAMPLE_S)
+        return;
+    double want = ceil(1.25 * GP_MM_SAMPLE_S / (block_s / (double)job->reps));
+    job->reps = want >= (double)GP_MM_MAX_BATCH ? GP_MM_MAX_BATCH : (size_t)want;
+}
+
+/* Room for one more time: the capacity doubled, up to the ceiling (the
+ * loop never asks past it). */
+static gpuprobe_status grow_times(gpuprobe_context *ctx, gp_mm_job *job)
+{
+    size_t cap = 2 * job->times_cap;
+    if (cap > GP_MM_RUNS_CEILING)
+        cap = GP_MM_RUNS_CEILING;
+    double *t = realloc(job->times, cap * sizeof *t);
+    if (!t)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating %zu run times", cap);
+    job->times = t;
+    job->times_cap = cap;
+    return GPUPROBE_OK;
+}
+
 /* The timed samples: at least MIN_RUNS; then more until their timed total
- * reaches BUDGET_MS; at most MAX_RUNS. Each is its block's time / BATCH. */
+ * reaches BUDGET_MS, at most MAX_RUNS when set (else the ceiling). Each is
+ * its block's time / BATCH. */
 static gpuprobe_status timed_loop(gpuprobe_context *ctx, gp_mm_job *job,
                                   const gp_mm_backend *be, void *state)
 {
-    size_t min_runs = (size_t)job->min_runs, max_runs = (size_t)job->max_runs;
+    size_t min_runs = (size_t)job->min_runs;
+    size_t cap = job->max_runs > 0 ? (size_t)job->max_runs : GP_MM_RUNS_CEILING;
     double budget = (double)job->budget_ms / 1000.0, total = 0.0;
     size_t r = 0;
-    while (r < min_runs || (r < max_runs && total < budget)) {
+    while (r < min_runs || (r < cap && total < budget)) {
+        gpuprobe_status st = GPUPROBE_OK;
+        if (r == job->times_cap)
+            st = grow_times(ctx, job);
         double s = 0.0;
-        gpuprobe_status st = be->run(ctx, state, job->reps, &s);
+        if (st == GPUPROBE_OK)
+            st = be->run(ctx, state, job->reps, &s);
         if (st != GPUPROBE_OK)
             return st;
         total += s;
@@ -477,11 +575,16 @@ static gpuprobe_status protocol(gpuprobe_context *ctx, gp_mm_job *job,
         st = be->run(ctx, state, (size_t)job->warmup, &s);
         if (st != GPUPROBE_OK)
             return st;
+        job->warmup_s = s;
         warm_call = s / (double)job->warmup;
     }
-    st = calibrate(ctx, job, be, state, warm_call);
+    double block_s = 0.0;
+    st = calibrate(ctx, job, be, state, warm_call, &block_s);
+    if (st == GPUPROBE_OK)
+        st = steady_state(ctx, job, be, state, &block_s);
     if (st != GPUPROBE_OK)
         return st;
+    rebatch(job, block_s);
     job->setup_s = gp_now() - t0 - untimed;
 
     st = timed_loop(ctx, job, be, state);
@@ -531,8 +634,11 @@ static void fill_result(gpuprobe_matmul_result *r, const gp_mm_job *job)
     r->d[GPUPROBE_METRIC_MAX_S] = gp_stats_max(t, nr);
     r->d[GPUPROBE_METRIC_MEAN_S] = gp_stats_mean(t, nr);
     r->d[GPUPROBE_METRIC_STDDEV_S] = gp_stats_stddev(t, nr);
-    double median = gp_stats_median_inplace(t, nr); /* sorts: last */
+    gp_stats_sort(t, nr); /* last: the figures above read them unsorted */
+    double median = gp_stats_quantile_sorted(t, nr, 0.5);
     r->d[GPUPROBE_METRIC_MEDIAN_S] = median;
+    r->iqr_s = gp_stats_quantile_sorted(t, nr, 0.75) - gp_stats_quantile_sorted(t, nr, 0.25);
+    r->warmup_s = job->warmup_s;
     double flop = 2.0 * (double)job->m * (double)job->n * (double)job->k;
     double gflops = median > 0 ? flop / median / 1e9 : 0.0;
     r->d[GPUPROBE_METRIC_GFLOPS] = gflops;
@@ -564,6 +670,8 @@ static void fill_result(gpuprobe_matmul_result *r, const gp_mm_job *job)
     r->verified = job->verified;
     r->runs = (int64_t)nr;
     r->batch = (int64_t)job->reps;
+    r->warmup_runs = (int64_t)job->warmup_runs;
+    r->steady = job->steady;
     r->threads = job->threads;
     r->m = job->m;
     r->n = job->n;
@@ -594,8 +702,9 @@ static void job_from_options(const gpuprobe_matmul_options *options, size_t devi
     job->warmup = opt(opts, GPUPROBE_MATMUL_WARMUP);
     job->min_runs = opt(opts, GPUPROBE_MATMUL_MIN_RUNS);
     job->max_runs = opt(opts, GPUPROBE_MATMUL_MAX_RUNS);
-    if (job->max_runs < job->min_runs)
+    if (job->max_runs > 0 && job->max_runs < job->min_runs)
         job->max_runs = job->min_runs;
+    job->warmup_ms = opt(opts, GPUPROBE_MATMUL_WARMUP_MS);
     job->budget_ms = opt(opts, GPUPROBE_MATMUL_BUDGET_MS);
     job->batch = opt(opts, GPUPROBE_MATMUL_BATCH);
     job->transfers = (int)opt(opts, GPUPROBE_MATMUL_TRANSFERS);
@@ -646,13 +755,19 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
     if (st != GPUPROBE_OK)
         return st;
 
-    job.times = calloc((size_t)job.max_runs, sizeof *job.times);
+    /* Room for every run when they are capped, else for MIN_RUNS or
+     * GP_MM_TIMES_START, grown as the budget asks (grow_times()). */
+    job.times_cap = (size_t)(job.max_runs > 0 ? job.max_runs : job.min_runs);
+    if (job.max_runs == 0 && job.times_cap < GP_MM_TIMES_START)
+        job.times_cap = GP_MM_TIMES_START;
+    job.times = calloc(job.times_cap, sizeof *job.times);
     if (!job.times)
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "allocating %lld run times",
-                       (long long)job.max_runs);
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating %zu run times",
+                       job.times_cap);
     const gp_mm_backend *be =
         job.dev->kind == GPUPROBE_DEVICE_CPU ? &gp_cpu_backend : &gp_cuda_backend;
+    if (gp_test_matmul_backend)
+        be = gp_test_matmul_backend;
     st = run_on(ctx, &job, be);
     gpuprobe_matmul_result *r = NULL;
     if (st == GPUPROBE_OK && job.runs == 0)

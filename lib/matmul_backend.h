@@ -24,7 +24,7 @@ typedef struct gp_mm_job {
     size_t device_index;
     int64_t m, n, k;
     gpuprobe_dtype dtype;
-    int64_t warmup, min_runs, max_runs, budget_ms, batch;
+    int64_t warmup, min_runs, max_runs, budget_ms, batch, warmup_ms;
     int transfers, verify;
     uint64_t seed;
     int64_t cpu_threads, verify_samples;
@@ -34,9 +34,13 @@ typedef struct gp_mm_job {
     size_t a_bytes, b_bytes, c_bytes;
 
     /* out: the protocol's (matmul.c) */
-    double *times;            /* per-call seconds of each sample; capacity max_runs */
+    double *times;            /* per-call seconds of each sample */
+    size_t times_cap;         /* their capacity (grown without MAX_RUNS) */
     size_t runs;              /* samples timed */
     size_t reps;              /* calls per sample (BATCH) */
+    double warmup_s;          /* untimed calls before the samples, added */
+    size_t warmup_runs;       /* blocks of the search for the steady state */
+    int steady;               /* 1 reached, 0 bound first, -1 no search */
     double setup_s, h2d_s, d2h_s;
     /* out: the backend's, from prepare() */
     int threads;
@@ -113,6 +117,11 @@ extern const gp_mm_backend gp_cpu_backend;
 /* cuda_matmul.c: cuBLAS fp32/tf32/fp16/bf16 (no_cuda_matmul.c without
  * CUDA: every run is GPUPROBE_ERR_CUDA_UNAVAILABLE). */
 extern const gp_mm_backend gp_cuda_backend;
+
+/* Test seam (unit tests only): when set, every run uses this table instead
+ * of its device's backend, so that tests can script a backend's clock and
+ * failures. NULL in normal use. */
+extern const gp_mm_backend *gp_test_matmul_backend;
 
 /* Test seam (unit tests only): when set, called on the host copy of C
  * (m x n, row-major, element type ec) just before verification, so tests

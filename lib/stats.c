@@ -61,12 +61,27 @@ static int cmp_double(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-double gp_stats_median_inplace(double *v, size_t n)
+void gp_stats_sort(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+}
+
+double gp_stats_quantile_sorted(const double *v, size_t n, double q)
 {
     if (n == 0)
         return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    if (n % 2)
-        return v[n / 2];
-    return 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    /* Between the two order statistics around q (n - 1), linearly: the
+     * median is the middle value, or the mean of the two middle ones. */
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    if (lo >= n - 1)
+        return v[n - 1];
+    double frac = pos - (double)lo;
+    return v[lo] + frac * (v[lo + 1] - v[lo]);
+}
+
+double gp_stats_median_inplace(double *v, size_t n)
+{
+    gp_stats_sort(v, n);
+    return gp_stats_quantile_sorted(v, n, 0.5);
 }

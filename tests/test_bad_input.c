@@ -412,7 +412,7 @@ static gpuprobe_status bounds(int p, int null_lo, int null_hi)
 ROW(opts_set_null) { (void)ctx; return gpuprobe_matmul_options_set(NULL, GPUPROBE_MATMUL_M, 64); }
 ROW(opts_set_param_999) { (void)ctx; return opt_set(999, 1); }
 ROW(opts_set_param_neg) { (void)ctx; return opt_set(-1, 1); }
-ROW(opts_set_param_14) { (void)ctx; return opt_set(14, 1); }
+ROW(opts_set_param_15) { (void)ctx; return opt_set(15, 1); }
 ROW(opts_set_m_0) { (void)ctx; return opt_set(GPUPROBE_MATMUL_M, 0); }
 ROW(opts_set_m_neg) { (void)ctx; return opt_set(GPUPROBE_MATMUL_M, -5); }
 ROW(opts_set_dtype_neg) { (void)ctx; return opt_set(GPUPROBE_MATMUL_DTYPE, -1); }
@@ -613,7 +613,7 @@ static const row rows[] = {
     R(opts_set_null, INV, 0),
     R(opts_set_param_999, INV, 0),
     R(opts_set_param_neg, INV, 0),
-    R(opts_set_param_14, INV, 0),
+    R(opts_set_param_15, INV, 0),
     R(opts_set_m_0, INV, 0),
     R(opts_set_m_neg, INV, 0),
     R(opts_set_dtype_neg, INV, 0),

@@ -194,14 +194,14 @@ static void test_result_figures(void **state)
     assert_int_equal(gpuprobe_device_get_string(ctx, 0, GPUPROBE_ATTR_NAME, &dev_name),
                      GPUPROBE_OK);
     assert_string_equal(get_s(r, GPUPROBE_METRIC_DEVICE_NAME), dev_name);
-    /* Each metric has exactly one getter: doubles 0-12, strings 20-23, the
-     * rest ints. */
-    for (int m = -1; m <= 26; m++) {
+    /* Each metric has exactly one getter: doubles 0-12, 26 and 27, strings
+     * 20-23, the rest ints. */
+    for (int m = -1; m <= 30; m++) {
         double dv;
         int64_t iv;
         const char *sv;
-        int is_d = m >= 0 && m <= 12, is_s = m >= 20 && m <= 23;
-        int is_i = (m >= 13 && m <= 19) || m == 24 || m == 25;
+        int is_d = (m >= 0 && m <= 12) || m == 26 || m == 27, is_s = m >= 20 && m <= 23;
+        int is_i = (m >= 13 && m <= 19) || m == 24 || m == 25 || m == 28 || m == 29;
         if ((gpuprobe_matmul_result_get_double(r, (gpuprobe_matmul_metric)m, &dv) ==
              GPUPROBE_OK) != is_d ||
             (gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)m, &iv) ==
@@ -217,7 +217,11 @@ static void test_result_figures(void **state)
     assert_int_equal(gpuprobe_matmul_result_get_double(r, GPUPROBE_METRIC_RUNS, &d), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_GFLOPS, &i), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_M, &s), GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)26, &i), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_result_get_int(r, (gpuprobe_matmul_metric)30, &i), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_result_get_double(r, (gpuprobe_matmul_metric)30, &d), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_result_get_double(r, (gpuprobe_matmul_metric)-1, &d), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_result_get_double(NULL, GPUPROBE_METRIC_IQR_S, &d), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_result_get_double(r, GPUPROBE_METRIC_WARMUP_S, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
     gpuprobe_matmul_result_destroy(r);
 
     /* fp64 reports dgemm; no verification when asked. */
@@ -267,8 +271,9 @@ static void test_runs_and_budget(void **state)
 
 /* The default timing of a call of microseconds: runs of a batch of calls
  * (each run at least about 2 ms), as many runs as make 250 ms of timed
- * calls or 100; the figures per call. BATCH set: exactly that. (The exact
- * rule, where time is exact: scenario.matmul's autorange_on_a_gpu.) */
+ * calls (no cap on their number); the figures per call. BATCH set:
+ * exactly that. (The exact rule, where time is exact: scenario.matmul's
+ * autorange_on_a_gpu, and the scripted clock below.) */
 static void test_autorange(void **state)
 {
     (void)state;
@@ -291,10 +296,17 @@ static void test_autorange(void **state)
     print_message("8x8x8: %lld runs of %lld calls, %.3g s a call, %.3f s timed\n",
                   (long long)runs, (long long)batch, get_d(r, GPUPROBE_METRIC_MEDIAN_S), timed);
     assert_true(batch >= 2);                 /* an 8^3 call is far below 2 ms */
-    assert_true(runs >= 5 && runs <= 100);
-    /* Stopped at MAX_RUNS or once 250 ms were timed, and not a run later. */
-    assert_true(runs == 100 || timed >= 0.25);
+    assert_true(runs >= 5);
+    /* Stopped once 250 ms were timed, and not a run later. */
+    assert_true(timed >= 0.25 * (1 - 1e-9));
     assert_true(timed - max * (double)batch < 0.25);
+    /* The warm-up searched for the steady state (its bound, exactly: the
+     * scripted clock below), and is part of the setup. */
+    int64_t steady = get_i(r, GPUPROBE_METRIC_STEADY);
+    assert_true(steady == 0 || steady == 1);
+    assert_true(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS) >= (steady == 1 ? 2 : 0));
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) > 0);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) < get_d(r, GPUPROBE_METRIC_SETUP_S));
     assert_int_equal(get_i(r, GPUPROBE_METRIC_VERIFIED), 1);
     gpuprobe_matmul_result_destroy(r);
 
@@ -314,6 +326,313 @@ static void test_autorange(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* ---- the protocol on a scripted clock ----------------------------------- */
+
+/* A backend whose gemm takes no time and whose clock is a script: the
+ * c-th call (from 0, over the whole run) lasts call_s(c) seconds, and a
+ * block's time is the sum of its calls'. run() can fail at a given block.
+ * It counts prepare() and release(), and every block. */
+static struct {
+    double (*call_s)(uint64_t c);
+    uint64_t calls;          /* gemm calls so far */
+    size_t blocks;           /* run() calls so far */
+    size_t fail_block;       /* run() number that fails (1-based; 0 none) */
+    int prepared, released;
+} script;
+
+static gpuprobe_status script_prepare(gpuprobe_context *ctx, gp_mm_job *job,
+                                      gp_mm_host *host, void **state)
+{
+    (void)ctx;
+    void *a = malloc(job->a_bytes), *b = malloc(job->b_bytes), *c = malloc(job->c_bytes);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    *host = (gp_mm_host){a, b, c, GP_ELEM_F32, GP_ELEM_F32, GP_ELEM_F32};
+    void **bufs = malloc(3 * sizeof *bufs);
+    assert_non_null(bufs);
+    bufs[0] = a;
+    bufs[1] = b;
+    bufs[2] = c;
+    job->threads = 1;
+    gp_strlcpy(job->backend, "scripted", sizeof job->backend);
+    script.prepared++;
+    *state = bufs;
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status script_run(gpuprobe_context *ctx, void *state, size_t reps,
+                                  double *seconds)
+{
+    (void)state;
+    if (++script.blocks == script.fail_block)
+        return gp_fail(ctx, GPUPROBE_ERR_CUDA, "scripted failure at block %zu", script.blocks);
+    double s = 0.0;
+    for (size_t i = 0; i < reps; i++)
+        s += script.call_s(script.calls++);
+    *seconds = s;
+    return GPUPROBE_OK;
+}
+
+static gpuprobe_status script_release(gpuprobe_context *ctx, void *state, gpuprobe_status st)
+{
+    (void)ctx;
+    void **bufs = state;
+    for (int i = 0; i < 3; i++)
+        free(bufs[i]);
+    free(bufs);
+    script.released++;
+    return st;
+}
+
+static const gp_mm_backend script_backend = {
+    .prepare = script_prepare, .run = script_run, .release = script_release,
+};
+
+/* Options for a 4 x 4 x 4 "gemm" on the scripted backend: blocks of
+ * `batch` calls (0: automatic), no verification (the scripted gemm writes
+ * nothing), the rest the defaults. */
+static gpuprobe_matmul_options *script_opts(int64_t batch)
+{
+    gpuprobe_matmul_options *o = NULL;
+    assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 4), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_VERIFY, 0), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, batch), GPUPROBE_OK);
+    return o;
+}
+
+/* Run o (then destroyed) on the scripted backend with the clock call_s and
+ * run() failing at block fail_block (0: never), in a new context; want:
+ * the status, and, when msg is not NULL, the message. Whatever happened,
+ * the backend was released once. The result (NULL on failure) to read
+ * and destroy. */
+static gpuprobe_matmul_result *run_scripted(double (*call_s)(uint64_t), size_t fail_block,
+                                            gpuprobe_matmul_options *o, gpuprobe_status want,
+                                            const char *msg)
+{
+    memset(&script, 0, sizeof script);
+    script.call_s = call_s;
+    script.fail_block = fail_block;
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&o;
+    gp_test_matmul_backend = &script_backend;
+    gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
+    gp_test_matmul_backend = NULL;
+    if (st != want)
+        fail_msg("scripted run: %s (%s), want %s", gpuprobe_status_name(st),
+                 gpuprobe_last_error(ctx), gpuprobe_status_name(want));
+    if (st != GPUPROBE_OK)
+        assert_null(r);
+    if (msg)
+        assert_string_equal(gpuprobe_last_error(ctx), msg);
+    assert_int_equal(script.prepared, 1);
+    assert_int_equal(script.released, 1);
+    gpuprobe_matmul_options_destroy(o);
+    gpuprobe_context_destroy(ctx);
+    return r;
+}
+
+/* A run on the scripted backend: one warm-up call, blocks of `batch`
+ * calls, the warm-up's bound and the budget given. */
+static gpuprobe_matmul_result *scripted(double (*call_s)(uint64_t), int64_t batch,
+                                        int64_t warmup_ms, int64_t budget_ms,
+                                        gpuprobe_status want)
+{
+    gpuprobe_matmul_options *o = script_opts(batch);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, warmup_ms),
+                     GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, budget_ms),
+                     GPUPROBE_OK);
+    return run_scripted(call_s, 0, o, want, NULL);
+}
+
+/* How the warm-up ended: STEADY and WARMUP_RUNS. */
+static void check_warmup(const gpuprobe_matmul_result *r, int64_t steady, int64_t runs)
+{
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_STEADY), steady);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), runs);
+}
+
+/* Calls of 1 ms, except the warm-up call (call 0, 8 ms) and, in blocks of
+ * 10 calls, blocks 1-4 (calls 1-40) that settle: 2, 1.5, 1.2, then 1.01 ms
+ * a call. Block 4 is within 2% of block 5 (10.1 ms against 10 ms), block
+ * 3 is not of block 4 (12 against 10.1). */
+static double settling(uint64_t c)
+{
+    static const double block_ms[] = {2.0, 1.5, 1.2, 1.01};
+    if (c == 0)
+        return 0.008;
+    uint64_t b = (c - 1) / 10;
+    return (b < 4 ? block_ms[b] : 1.0) / 1000.0;
+}
+
+/* Blocks of 10 calls that alternate between 1 and 1.5 ms a call after the
+ * 1 ms warm-up call: no two in a row agree. */
+static double wobbling(uint64_t c)
+{
+    if (c == 0)
+        return 0.001;
+    return ((c - 1) / 10 % 2 ? 1.5 : 1.0) / 1000.0;
+}
+
+/* The first five calls (the warm-up call and the calibration's 1 + 3) of
+ * 2^-10 s, the rest eight times faster. */
+static double quickening(uint64_t c)
+{
+    return c < 5 ? 1.0 / 1024.0 : 1.0 / 8192.0;
+}
+
+/* 2^-10 s a call, exactly (sums of it are exact). */
+static double steady_call(uint64_t c)
+{
+    (void)c;
+    return 1.0 / 1024.0;
+}
+
+/* Warm-up stops at the first two blocks in a row that agree within 2%:
+ * blocks 4 and 5 (of 10.1 and 10 ms); the timed runs begin at block 6, so
+ * none of the settling shows in them. */
+static void test_steady_when_blocks_agree(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_result *r = scripted(settling, 10, 1000, 0, GPUPROBE_OK);
+    check_warmup(r, 1, 5);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 10);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 5); /* MIN_RUNS, no budget */
+    /* 8 ms + 10 x (2 + 1.5 + 1.2 + 1.01 + 1) ms of warm-up. */
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_WARMUP_S) - 0.0751) < 1e-12);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MEDIAN_S) - 0.001) < 1e-15);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MAX_S) - 0.001) < 1e-15);
+    assert_true(get_d(r, GPUPROBE_METRIC_IQR_S) == 0.0);
+    /* 1 + 5 x 10 + 5 x 10 calls in 1 + 5 + 5 blocks. */
+    assert_int_equal(script.calls, 1 + 50 + 50);
+    assert_int_equal(script.blocks, 11);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* Blocks that never agree: the warm-up ends at its bound. With 50 ms, the
+ * 1 ms warm-up call (so room for two blocks of 10 ms) and blocks of 10,
+ * 15, 10, 15 ms: 36 ms after three blocks, room for one more as long as
+ * the last (10 ms), which lasts 15 and ends past the bound (51 ms); a
+ * fifth as long would end at 66: none. */
+static void test_warmup_bound(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_result *r = scripted(wobbling, 10, 50, 0, GPUPROBE_OK);
+    check_warmup(r, 0, 4);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_WARMUP_S) - 0.051) < 1e-12);
+    gpuprobe_matmul_result_destroy(r);
+    /* A bound of 0: no search at all. */
+    r = scripted(wobbling, 10, 0, 0, GPUPROBE_OK);
+    check_warmup(r, -1, 0);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 0.001);
+    assert_int_equal(script.blocks, 1 + 5);
+    gpuprobe_matmul_result_destroy(r);
+    /* A warm-up call already past the bound: no search block either. */
+    r = scripted(settling, 10, 8, 0, GPUPROBE_OK);
+    check_warmup(r, 0, 0);
+    gpuprobe_matmul_result_destroy(r);
+    /* The search starts only with room for two blocks, as long as the
+     * warm-up call's rate says: a 2^-10 s call and blocks of 4, so
+     * 2^-10 + 2 x 2^-8 s = 8.79 ms. A bound of 8 ms: no search; of 9 ms:
+     * two blocks, which agree. */
+    r = scripted(steady_call, 4, 8, 0, GPUPROBE_OK);
+    check_warmup(r, 0, 0);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 1.0 / 1024.0);
+    gpuprobe_matmul_result_destroy(r);
+    r = scripted(steady_call, 4, 9, 0, GPUPROBE_OK);
+    check_warmup(r, 1, 2);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 9.0 / 1024.0);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* The automatic batch is chosen again from the steady rate. Calibration
+ * on the slow first calls: 1 call (2^-10 s, short), then
+ * ceil(1.25 x 2 ms / 2^-10 s) = 3 (2.9 ms): a batch of 3. The search:
+ * two blocks of 3 fast calls (0.37 ms), which agree; at that rate a block
+ * of 2 ms is ceil(1.25 x 2 ms / 2^-13 s) = 21 calls. Five timed runs of
+ * 21: 1 + 1 + 3 + 6 + 105 calls. A fixed batch is kept. */
+static void test_batch_from_steady_rate(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_result *r = scripted(quickening, 0, 1000, 0, GPUPROBE_OK);
+    check_warmup(r, 1, 2);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 21);
+    assert_true(get_d(r, GPUPROBE_METRIC_MEDIAN_S) == 1.0 / 8192.0);
+    assert_int_equal(script.calls, 1 + 1 + 3 + 6 + 105);
+    gpuprobe_matmul_result_destroy(r);
+    r = scripted(quickening, 3, 1000, 0, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 3);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* No cap on the runs by default: the budget ends them. Blocks of 4 calls
+ * of 2^-10 s: 2^-8 s a block, so 250 ms (64 x 2^-8 s exactly) takes 64
+ * blocks, and 2000 ms 512 (past the 128 times first allocated: grown).
+ * MAX_RUNS set: it ends them first. */
+static void test_budget_ends_runs(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_result *r = scripted(steady_call, 4, 1000, 250, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 64);
+    check_warmup(r, 1, 2);
+    gpuprobe_matmul_result_destroy(r);
+    r = scripted(steady_call, 4, 1000, 2000, GPUPROBE_OK);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 512);
+    assert_true(get_d(r, GPUPROBE_METRIC_MEDIAN_S) == 1.0 / 1024.0);
+    gpuprobe_matmul_result_destroy(r);
+
+    gpuprobe_matmul_options *o = script_opts(4);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 1);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 40);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 2000);
+    r = run_scripted(steady_call, 0, o, GPUPROBE_OK, NULL);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 40);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* The spread: the interquartile range of the runs, per call. Runs of 1,
+ * 2, 3, 4, 1, 2, 3, 4 ms (one call each): sorted 1 1 2 2 3 3 4 4, the
+ * quartiles at 1.75 and 3.25 ms. */
+static double cycling(uint64_t c)
+{
+    return (double)(c % 4 + 1) / 1000.0;
+}
+
+static void test_spread(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_options *o = script_opts(1);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP, 0);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, 0);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 8);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0);
+    gpuprobe_matmul_result *r = run_scripted(cycling, 0, o, GPUPROBE_OK, NULL);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 8);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_IQR_S) - 0.0015) < 1e-15);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MEDIAN_S) - 0.0025) < 1e-15);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 0.0);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* A failure in any block (warm-up call, search, timed run) is the run's
+ * status; the backend is released once and no result is made. */
+static void test_failure_in_each_phase(void **state)
+{
+    (void)state;
+    /* settling with blocks of 10: run() 1 is the warm-up call, 2-6 the
+     * search, 7-11 the timed runs. */
+    for (size_t fail = 1; fail <= 11; fail++) {
+        gpuprobe_matmul_options *o = script_opts(10);
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0);
+        char want[64];
+        snprintf(want, sizeof want, "scripted failure at block %zu", fail);
+        assert_null(run_scripted(settling, fail, o, GPUPROBE_ERR_CUDA, want));
+        assert_int_equal(script.blocks, fail);
+    }
+}
+
 /* ---- options ------------------------------------------------------------- */
 
 static void test_options(void **state)
@@ -321,9 +640,9 @@ static void test_options(void **state)
     (void)state;
     gpuprobe_matmul_options *o = NULL;
     assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
-    static const int64_t defaults[14] = {5000, 5000, 5000, GPUPROBE_DTYPE_FP32,
-                                         1, 5, 100, 250, 1, 1, 42, 0, 256, 0};
-    for (int p = 0; p < 14; p++) {
+    static const int64_t defaults[15] = {5000, 5000, 5000, GPUPROBE_DTYPE_FP32,
+                                         1, 5, 0, 250, 1, 1, 42, 0, 256, 0, 1000};
+    for (int p = 0; p < 15; p++) {
         int64_t v = -1;
         assert_int_equal(gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)p, &v), GPUPROBE_OK);
         assert_int_equal(v, defaults[p]);
@@ -341,7 +660,7 @@ static void test_options(void **state)
     assert_int_equal(v, 50);
 
     /* Bounds: both ends accepted and read back; one past refused, value kept. */
-    for (int p = 0; p < 14; p++) {
+    for (int p = 0; p < 15; p++) {
         int64_t lo, hi, before, after;
         assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)p, &lo, &hi), GPUPROBE_OK);
         assert_true(lo <= defaults[p] && defaults[p] <= hi);
@@ -362,16 +681,16 @@ static void test_options(void **state)
     }
     /* The bounds themselves, as shipped (the loop above reads them back
      * from the function it tests, so it cannot see them change). */
-    static const int64_t bounds[14][2] = {
+    static const int64_t bounds[15][2] = {
         {1, INT32_MAX}, {1, INT32_MAX}, {1, INT32_MAX},  /* M, N, K */
         {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_BF16},      /* DTYPE */
-        {0, 1000}, {1, 10000}, {1, 10000},               /* WARMUP, MIN/MAX_RUNS */
+        {0, 1000}, {1, 10000}, {0, 10000},               /* WARMUP, MIN/MAX_RUNS */
         {0, 3600000}, {0, 1}, {0, 1},                    /* BUDGET_MS, TRANSFERS, VERIFY */
         {0, INT64_MAX}, {0, 1024}, {1, 1 << 20},         /* SEED, CPU_THREADS, SAMPLES */
-        {0, 1 << 20},                                    /* BATCH */
+        {0, 1 << 20}, {0, 3600000},                      /* BATCH, WARMUP_MS */
     };
     int64_t lo, hi;
-    for (int p = 0; p < 14; p++) {
+    for (int p = 0; p < 15; p++) {
         assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)p, &lo, &hi),
                          GPUPROBE_OK);
         if (lo != bounds[p][0] || hi != bounds[p][1])
@@ -384,10 +703,10 @@ static void test_options(void **state)
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, 99),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     /* Unknown parameters. */
-    assert_int_equal(gpuprobe_matmul_options_set(o, (gpuprobe_matmul_param)14, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_options_set(o, (gpuprobe_matmul_param)15, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_set(o, (gpuprobe_matmul_param)-1, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)14, &v), GPUPROBE_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)14, &lo, &hi), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_options_get(o, (gpuprobe_matmul_param)15, &v), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuprobe_matmul_param_bounds((gpuprobe_matmul_param)15, &lo, &hi), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_set(NULL, GPUPROBE_MATMUL_M, 1), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_get(o, GPUPROBE_MATMUL_M, NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_matmul_options_create(NULL), GPUPROBE_ERR_INVALID_ARGUMENT);
@@ -1637,6 +1956,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_autorange),
+        cmocka_unit_test(test_steady_when_blocks_agree),
+        cmocka_unit_test(test_warmup_bound),
+        cmocka_unit_test(test_budget_ends_runs),
+        cmocka_unit_test(test_batch_from_steady_rate),
+        cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_failure_in_each_phase),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_random_inputs),

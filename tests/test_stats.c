@@ -1,5 +1,6 @@
 /*
- * test_stats.c - the statistics helpers of the timed matmul.
+ * test_stats.c - the statistics helpers of the timed matmul: extremes,
+ * mean, spread, median and quantiles.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -92,6 +93,34 @@ static void test_stddev_known(void **state)
     assert_true(fabs(gp_stats_stddev(two, 2) - sqrt(2.0)) < 1e-15);
 }
 
+/* Quantiles of sorted values, linear between the order statistics around
+ * q (n - 1) (numpy.percentile's default, R's type 7): of 1, 2, 4, 8, 16,
+ * the 10th percentile lies 0.4 of the way from 1 to 2, the 90th 0.6 of
+ * the way from 8 to 16. */
+static void test_quantiles(void **state)
+{
+    (void)state;
+    double v[] = {16, 1, 8, 2, 4};
+    gp_stats_sort(v, 5);
+    for (int i = 1; i < 5; i++)
+        assert_true(v[i - 1] <= v[i]);
+    static const double q[] = {0, 0.1, 0.25, 0.5, 0.75, 0.9, 1};
+    static const double want[] = {1, 1.4, 2, 4, 8, 12.8, 16};
+    for (int i = 0; i < 7; i++)
+        if (fabs(gp_stats_quantile_sorted(v, 5, q[i]) - want[i]) > 1e-12)
+            fail_msg("q = %g: %.17g, want %g", q[i], gp_stats_quantile_sorted(v, 5, q[i]),
+                     want[i]);
+    /* One value: every quantile is it; none: NaN. */
+    double one[] = {0.5};
+    assert_true(gp_stats_quantile_sorted(one, 1, 0.0) == 0.5);
+    assert_true(gp_stats_quantile_sorted(one, 1, 0.75) == 0.5);
+    assert_true(gp_stats_quantile_sorted(one, 1, 1.0) == 0.5);
+    assert_true(isnan(gp_stats_quantile_sorted(one, 0, 0.5)));
+    /* The interquartile range of 1..8: 6.25 - 2.75. */
+    double e[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    assert_true(gp_stats_quantile_sorted(e, 8, 0.75) - gp_stats_quantile_sorted(e, 8, 0.25) == 3.5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -101,6 +130,7 @@ int main(void)
         cmocka_unit_test(test_one_sample),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_stddev_known),
+        cmocka_unit_test(test_quantiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

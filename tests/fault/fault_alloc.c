@@ -412,7 +412,11 @@ static gpuprobe_status do_plan_options(env *e)
     return st;
 }
 
-static gpuprobe_status matmul_on(env *e, size_t device, int dtype, int threads)
+/* A matmul on a device: two runs of one call; or, with budget_ms, runs of
+ * one call until that many milliseconds are timed, with no cap on their
+ * number (the run times then grow past their first 128: checked). */
+static gpuprobe_status matmul_runs(env *e, size_t device, int dtype, int threads,
+                                   int64_t budget_ms)
 {
     gpuprobe_matmul_options *o = NULL;
     int was_armed = armed;
@@ -421,8 +425,12 @@ static gpuprobe_status matmul_on(env *e, size_t device, int dtype, int threads)
     assert_int_equal(gpuprobe_matmul_options_create(&o), GPUPROBE_OK);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, 40);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 24);
-    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 2);
-    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 2);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, budget_ms ? 1 : 2);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, budget_ms ? 0 : 2);
+    if (budget_ms) {
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 1);
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, budget_ms);
+    }
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dtype);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, threads);
     /* Re-arm (when armed), continuing the count. */
@@ -439,6 +447,12 @@ static gpuprobe_status matmul_on(env *e, size_t device, int dtype, int threads)
                          GPUPROBE_OK);
         if (v != 1)
             fail_msg("matmul not verified after surviving a failed allocation");
+        int64_t runs = 0;
+        assert_int_equal(gpuprobe_matmul_result_get_int(r, GPUPROBE_METRIC_RUNS, &runs),
+                         GPUPROBE_OK);
+        if (budget_ms && runs <= 128)
+            fail_msg("%lld runs in %lld ms: the run times never grew", (long long)runs,
+                     (long long)budget_ms);
         e->i64 = v;
         gpuprobe_matmul_result_destroy(r);
     } else if (r != NULL) {
@@ -449,6 +463,11 @@ static gpuprobe_status matmul_on(env *e, size_t device, int dtype, int threads)
     return st;
 }
 
+static gpuprobe_status matmul_on(env *e, size_t device, int dtype, int threads)
+{
+    return matmul_runs(e, device, dtype, threads, 0);
+}
+
 static gpuprobe_status matmul(env *e, int dtype, int threads)
 {
     return matmul_on(e, 0, dtype, threads);
@@ -457,6 +476,12 @@ static gpuprobe_status matmul(env *e, int dtype, int threads)
 static gpuprobe_status do_matmul_fp32(env *e) { return matmul(e, GPUPROBE_DTYPE_FP32, 0); }
 /* Device 1: the first GPU of the simulated stack. */
 static gpuprobe_status do_matmul_cuda(env *e) { return matmul_on(e, 1, GPUPROBE_DTYPE_FP32, 0); }
+/* The simulated clock is exact: a call of about 5 us, so 1 ms of them is
+ * some 200 runs. */
+static gpuprobe_status do_matmul_cuda_budget(env *e)
+{
+    return matmul_runs(e, 1, GPUPROBE_DTYPE_FP32, 0, 1);
+}
 static gpuprobe_status do_matmul_fp64_2t(env *e) { return matmul(e, GPUPROBE_DTYPE_FP64, 2); }
 
 static gpuprobe_status do_bandwidth_options(env *e)
@@ -530,10 +555,12 @@ static const scenario scenarios[] = {
 /* Run as "fault_alloc cuda" with the simulated NVIDIA stack on the
  * loader's path (tests/simcuda.cmake): a GPU matmul's and a GPU bandwidth
  * run's own host allocations (the cuBLAS state of the context, the
- * device's record and event pool, the run's state, the pageable buffer),
- * each failing in turn, and everything of it freed at destroy. */
+ * device's record and event pool, the run's state, the pageable buffer;
+ * with a budget and no cap on the runs, the times' growth), each failing
+ * in turn, and everything of it freed at destroy. */
 static const scenario cuda_scenarios[] = {
     {"matmul_cuda_fp32", 1, 3, do_matmul_cuda, same_i64},
+    {"matmul_cuda_runs_grow", 1, 3, do_matmul_cuda_budget, same_i64},
     {"bandwidth_cuda", 1, 3, do_bandwidth_cuda, same_i64},
 };
 
@@ -820,7 +847,8 @@ int main(int argc, char **argv)
         const size_t nc = sizeof cuda_scenarios / sizeof cuda_scenarios[0];
         struct CMUnitTest t[sizeof cuda_scenarios / sizeof cuda_scenarios[0]];
         for (size_t i = 0; i < nc; i++) {
-            t[i] = (struct CMUnitTest)cmocka_unit_test_prestate(run_scenario, (void *)&cuda_scenarios[i]);
+            t[i] = (struct CMUnitTest)cmocka_unit_test_prestate(run_scenario,
+                                                                (void *)&cuda_scenarios[i]);
             t[i].name = cuda_scenarios[i].name;
         }
         int rc = _cmocka_run_group_tests("fault_alloc_cuda", t, nc, NULL, NULL);

@@ -25,11 +25,11 @@
 
 #include "fuzz_check.h"
 
-#define NPARAM 14 /* GPUPROBE_MATMUL_M .. GPUPROBE_MATMUL_BATCH */
+#define NPARAM 15 /* GPUPROBE_MATMUL_M .. GPUPROBE_MATMUL_WARMUP_MS */
 
 /* Documented defaults (gpuprobe.h); N and K follow M. */
 static const int64_t defaults[NPARAM] = {
-    5000, 5000, 5000, GPUPROBE_DTYPE_FP32, 1, 5, 100, 250, 1, 1, 42, 0, 256, 0,
+    5000, 5000, 5000, GPUPROBE_DTYPE_FP32, 1, 5, 0, 250, 1, 1, 42, 0, 256, 0, 1000,
 };
 
 static const int64_t SENT = INT64_C(0x5a5a5a5a5a5a5a5a);
@@ -54,8 +54,8 @@ static int32_t rd32(const uint8_t *d)
 static int pick_param(int32_t raw, uint8_t op)
 {
     if (op & 0x80)
-        return raw; /* anything at all, e.g. -1, 14, 999, INT32_MIN */
-    return (int)((uint32_t)raw % (NPARAM + 2)); /* 14 and 15 are unknown */
+        return raw; /* anything at all, e.g. -1, 15, 999, INT32_MIN */
+    return (int)((uint32_t)raw % (NPARAM + 2)); /* 15 and 16 are unknown */
 }
 
 typedef struct model {

@@ -63,6 +63,8 @@ static const key keys[] = {
     {"dot_bug", S_GLOBAL, K_DOT_BUG, G(dot_bug), 0},
     {"cublas_version", S_GLOBAL, K_INT, G(blas_version), 0},
     {"gemm_launch_ns", S_GLOBAL, K_INT, G(gemm_launch_ns), 0},
+    {"gemm_ramp", S_GLOBAL, K_DOUBLE, G(gemm_ramp), 0},
+    {"gemm_ramp_calls", S_GLOBAL, K_INT, G(gemm_ramp_calls), 0},
     {"fail", S_GLOBAL, K_FAIL, 0, 0},
     {"fail_late", S_GLOBAL, K_FAIL_LATE, 0, 0},
     {"fault_async", S_GLOBAL, K_FAULT_ASYNC, 0, 0},

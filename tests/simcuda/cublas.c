@@ -293,6 +293,11 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_
         rate *= 16.0;
     op.cost_s = (double)sim.cfg.gemm_launch_ns / 1e9 +
                 2.0 * (double)m * (double)n * (double)k / rate;
+    /* A device warming up: the c-th gemm (from 0) of R ramp calls costs
+     * 1 + gemm_ramp x (R - c) / R times as much. */
+    unsigned long ramp = (unsigned long)sim.cfg.gemm_ramp_calls, c = u->gemm_calls++;
+    if (c < ramp)
+        op.cost_s *= 1.0 + sim.cfg.gemm_ramp * (double)(ramp - c) / (double)ramp;
     op.fault = sim_async_fault("cublasGemmEx");
     LEAVE(sim_enqueue(s, &op) == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED);
 }

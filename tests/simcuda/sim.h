@@ -245,6 +245,7 @@ struct sim_unit {
     uint64_t alloc_bytes;
     size_t nallocs, nworkspaces;
     double clock_s;          /* simulated device time */
+    unsigned long gemm_calls; /* gemms enqueued (gemm_ramp_calls) */
     int ordinal;             /* CUDA ordinal; -1 not enumerated */
     unsigned long contexts_created; /* since configuration */
     uint64_t bytes_allocated;       /* device allocations since configuration, summed */
@@ -273,6 +274,10 @@ typedef struct sim_config {
     int dot_bug;             /* cublasSdot sums only the first half of the products */
     int blas_version;        /* what cublasGetVersion reports; 0: the library's own */
     int gemm_launch_ns;      /* the fixed cost of a gemm, 5000 */
+    /* The first gemm_ramp_calls gemms of a device are slower, by a factor
+     * falling linearly from 1 + gemm_ramp to 1 (clocks ramping up). */
+    int gemm_ramp_calls;
+    double gemm_ramp;
     sim_unit units[SIM_MAX_UNITS];
     int nunits;
     sim_rule rules[SIM_MAX_RULES];

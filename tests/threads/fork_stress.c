@@ -72,6 +72,7 @@ static gpuprobe_status small_run(gpuprobe_context *ctx, int64_t m)
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, m);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, 1);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP, 0);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, 0); /* no search: as short as can be */
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 1);
     gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 1);
     gpuprobe_matmul_result *r = NULL;
