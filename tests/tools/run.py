@@ -21,6 +21,7 @@ usage: run.py [options] -- PROGRAM [ARG...]
                    stands for U+FFFD, as the commands write it)
   --json-eq PATH=JSON   (with --json) the member at PATH equals the JSON
                    value (150754820096, true, null, "cuda:1")
+  --json-near PATH=X  (with --json) the number at PATH is within 0.01% of X
   --clean          stdout and stderr are valid UTF-8 without control bytes
                    other than newline: nothing raw reached the terminal
   --err-max-line N no line of stderr is longer than N bytes
@@ -32,9 +33,19 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --sim-calls-none RE  no call in the simulation's call log (SIMCUDA_LOG)
                    is of a function matching RE
   --sim-calls-some RE  at least one call is
+  --png FILE       FILE is a valid PNG of 1920 x 1200 pixels (plotcheck.py)
+  --pdf FILE       FILE is a PDF with a page
+  --svg FILE       FILE is an SVG that parses as XML
+  --svg-text TEXT  (with --svg) a text element of it holds TEXT
+  --svg-points     (with --svg and --json) the points of a gpuprobe-bench
+                   sweep sit where the JSON document's figures put them
+  --absent FILE    there is no FILE after the run
+  --files DIR=N    DIR holds exactly N entries after the run (nothing left
+                   behind)
 
 {C*N} in an ARG stands for the character C repeated N times (a long argument
-without a long test command line).
+without a long test command line). {tmp} in an ARG or a FILE is a new empty
+directory for this run, removed afterwards.
 
 Passes (exit 0) when every check holds; otherwise prints what happened.
 """
@@ -49,6 +60,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jsondoc  # noqa: E402
+import plotcheck  # noqa: E402
 
 
 def unescape(text):
@@ -79,6 +91,34 @@ def member(doc, path, problems):
     return doc
 
 
+def check_files(a, doc):
+    """The pictures and files the run left (--png ... --files)."""
+    problems = []
+    if a.png:
+        problems += plotcheck.check_png(a.png, 1920, 1200)
+    if a.pdf:
+        problems += plotcheck.check_pdf(a.pdf)
+    if a.svg:
+        root, problem = plotcheck.load_svg(a.svg)
+        if problem:
+            return problems + [problem]
+        have = plotcheck.texts(root)
+        for want in a.svg_text:
+            if not any(want in t for t in have):
+                problems.append("no text of the SVG holds %r (it has %r)" % (want, have[:40]))
+        if a.svg_points and doc is not None:
+            problems += plotcheck.check_points(root, doc)
+    for path in a.absent:
+        if os.path.lexists(path):
+            problems.append("%s exists" % path)
+    for spec in a.files:
+        path, _, count = spec.rpartition("=")
+        names = sorted(os.listdir(path))
+        if len(names) != int(count):
+            problems.append("%s holds %s, expected %s entries" % (path, names, count))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rc", default="0")
@@ -95,18 +135,35 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--json-has", action="append", default=[])
     ap.add_argument("--json-eq", action="append", default=[])
+    ap.add_argument("--json-near", action="append", default=[])
     ap.add_argument("--clean", action="store_true")
     ap.add_argument("--err-max-line", type=int)
     ap.add_argument("--out-max-line", type=int)
     ap.add_argument("--sim-stats", action="append", default=[])
     ap.add_argument("--sim-calls-none", action="append", default=[])
     ap.add_argument("--sim-calls-some", action="append", default=[])
+    ap.add_argument("--png")
+    ap.add_argument("--pdf")
+    ap.add_argument("--svg")
+    ap.add_argument("--svg-text", action="append", default=[])
+    ap.add_argument("--svg-points", action="store_true")
+    ap.add_argument("--absent", action="append", default=[])
+    ap.add_argument("--files", action="append", default=[])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     cmd = [re.sub(r"\{(.)\*([0-9]+)\}", lambda m: m.group(1) * int(m.group(2)), x) for x in cmd]
-    if (a.json_has or a.json_eq) and not a.json:
-        ap.error("--json-has and --json-eq need --json")
+    if (a.json_has or a.json_eq or a.json_near or a.svg_points) and not a.json:
+        ap.error("--json-has, --json-eq, --json-near and --svg-points need --json")
+    if (a.svg_text or a.svg_points) and not a.svg:
+        ap.error("--svg-text and --svg-points need --svg")
+    scratch = tempfile.TemporaryDirectory(prefix="run-py-files.")
+    cmd = [x.replace("{tmp}", scratch.name) for x in cmd]
+    for name in ("png", "pdf", "svg"):
+        if getattr(a, name):
+            setattr(a, name, getattr(a, name).replace("{tmp}", scratch.name))
+    a.absent = [x.replace("{tmp}", scratch.name) for x in a.absent]
+    a.files = [x.replace("{tmp}", scratch.name) for x in a.files]
 
     env = dict(os.environb)
     for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR", b"GPUPROBE_NVML"):
@@ -173,6 +230,7 @@ def main():
         longest = max((len(line) for line in data.split(b"\n")), default=0)
         if limit is not None and longest > limit:
             problems.append("%s has a line of %d bytes (at most %d)" % (what, longest, limit))
+    doc = None
     if a.json:
         try:
             doc = jsondoc.json.loads(out.decode("utf-8"))
@@ -198,6 +256,14 @@ def main():
                 if got is not MISSING and (got != want or type(got) is not type(want)):
                     problems.append("%s is %s, expected %s"
                                     % (path, jsondoc.json.dumps(got), jsondoc.json.dumps(want)))
+            for spec in a.json_near:
+                path, _, want = spec.partition("=")
+                got = member(doc, path, problems)
+                if got is not MISSING and (not isinstance(got, (int, float)) or isinstance(got, bool)
+                                           or abs(got - float(want)) > 1e-4 * abs(float(want))):
+                    problems.append("%s is %r, expected %s within 0.01%%" % (path, got, want))
+
+    problems += check_files(a, doc)
 
     if a.sim_stats:
         try:
@@ -225,6 +291,7 @@ def main():
             if not any(re.fullmatch(r, c) for c in calls):
                 problems.append("the simulation's call log has no call matching %r" % r)
     tmp.cleanup()
+    scratch.cleanup()
 
     if problems:
         print("command: %r" % cmd)
