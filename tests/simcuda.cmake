@@ -380,7 +380,8 @@ simcuda_program(sweep_h200_l4.json "${SIMCUDA_H200_L4}" gpuprobe-bench --err-emp
   --json-eq results.14.device=\"cuda:1\" --json-near results.14.gflops=5494.11
   --json-near results.4.peak_gflops=66908.16 --json-eq results.19.n=256
   --svg {tmp}/sweep.svg --svg-points --svg-text "NVIDIA H200 (cuda:0) fp32" --svg-text "NVIDIA L4 (cuda:1) bf16"
-  --svg-text "peak 66.9 TFLOP/s" --svg-text "peak 30.3 TFLOP/s" --svg-text "peak 121 TFLOP/s"
+  --svg-text "theoretical peak 66.9 TFLOP/s" --svg-text "theoretical peak 30.3 TFLOP/s"
+  --svg-text "theoretical peak 121 TFLOP/s"
   --svg-text "NVIDIA H200, NVIDIA L4, measured" --svg-text "cuBLAS 13.1.0."
   -- ${sweep_h200_l4} --json --plot {tmp}/sweep.svg)
 if(GPUPROBE_HAVE_CAIRO)

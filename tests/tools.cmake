@@ -290,7 +290,8 @@ if(TARGET gpuprobe-smi)
     gpuprobe_run_test(tools.bench.plot_svg gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
       --env SOURCE_DATE_EPOCH=1000000000 --svg {tmp}/s.svg --svg-points
       --svg-text "Matrix multiply throughput by size" --svg-text ", measured 2001-09-09"
-      --svg-text "CPU fp32" --svg-text "dashed: theoretical peak" --svg-text "Matrix size n (log scale)"
+      --svg-text "CPU fp32" --svg-text "dashed: theoretical peak" --svg-text "theoretical peak "
+      --svg-text "Matrix size n: n × n times n × n (log scale)" --svg-text "Machine load: 1-minute load average "
       --svg-text "Throughput (FLOP/s, log scale)" --svg-text "gpuprobe-bench ${PROJECT_VERSION} --sweep"
       --svg-text "median of exactly 1 timed run, its result verified"
       --json-has "sweep.plot=/s.svg" --files {tmp}=1 -- ${sweep} --json --plot {tmp}/s.svg)
@@ -298,6 +299,9 @@ if(TARGET gpuprobe-smi)
       -- ${sweep} --plot {tmp}/S.PDF)
     gpuprobe_run_test(tools.bench.plot_one_point gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
       --svg {tmp}/s.svg --svg-points -- --sweep 32..32 --runs 1 --device cpu --json --plot {tmp}/s.svg)
+    # Several runs per size: each point's bar spans them.
+    gpuprobe_run_test(tools.bench.plot_spread gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --svg {tmp}/s.svg --svg-points -- --sweep 16..32 --runs 5 --batch 1 --device cpu --json --plot {tmp}/s.svg)
     gpuprobe_run_test(tools.bench.plot_nothing gpuprobe-bench --rc 1 --files {tmp}=0 --clean
       --out "\nCPU bf16: skipped: " --no-out "Drawn into"
       --err "^gpuprobe-bench: --plot [^\n]*/s\\.svg: nothing to draw: no point was measured\n"

@@ -581,7 +581,33 @@ static struct {
     char detail[640];     /* the CUDA detail, copied: later failures overwrite it */
     char why_no_gpu[640]; /* CUDA works but no GPU could be chosen: why */
     int progress;         /* progress on stderr (a terminal) */
+    double load[2];       /* the 1-minute load average before and after; -1: unknown */
+    int64_t cpus;         /* logical CPUs */
 } sw;
+
+/* The 1-minute load average (/proc/loadavg), or -1: what else ran on the
+ * machine shows in the figures, so the sweep says it. */
+static double load_average(void)
+{
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1 || !(v >= 0))
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* "1-minute load average 5.36 before, 6.10 after, on 2 logical CPUs", or
+ * "" when unknown. */
+static void load_text(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (sw.load[0] >= 0 && sw.load[1] >= 0)
+        snprintf(buf, size, "1-minute load average %.2f before, %.2f after, on %lld logical CPUs",
+                 sw.load[0], sw.load[1], (long long)sw.cpus);
+}
 
 /* from, 2 from, 4 from ... up to to, and to itself when the doubling
  * misses it. Returns the count (at most max). */
@@ -818,6 +844,12 @@ static void print_sweep_text(void)
 {
     for (size_t i = 0; i < sw.n; i++)
         print_line(&sw.lines[i]);
+    char load[128];
+    load_text(load, sizeof load);
+    if (load[0]) {
+        cli_endl();
+        cli_line("Machine load: %s.", load);
+    }
     if (!args.device && sw.cause != GPUPROBE_CUDA_AVAILABLE) {
         cli_endl();
         cli_line("GPU: not available (%s%s%s)", gpuprobe_cuda_cause_string(sw.cause),
@@ -867,6 +899,13 @@ static int print_sweep_json(int drawn)
             cli_push(results, rec_json(&l->pts[k]));
     }
     cli_set_i64(sweep, "budget_s", args.budget_s);
+    for (int i = 0; i < 2; i++) {
+        const char *key = i ? "load_average_after" : "load_average_before";
+        if (sw.load[i] >= 0)
+            cli_set_num(sweep, key, sw.load[i]);
+        else
+            cli_set_null(sweep, key);
+    }
     if (drawn)
         cli_set_str(sweep, "plot", args.plot);
     else
@@ -921,12 +960,16 @@ static void plot_line(cli_chart *c, const line *l, int colour, int gpus, int *pe
     for (size_t i = 0; i < l->n; i++) {
         if (l->pts[i].st != GPUPROBE_OK)
             continue;
-        cli_chart_point(c, s, (double)l->pts[i].n, dget(l->pts[i].r, GPUPROBE_METRIC_GFLOPS));
-        peak = dget(l->pts[i].r, GPUPROBE_METRIC_PEAK_GFLOPS);
+        const gpuprobe_matmul_result *r = l->pts[i].r;
+        double g = dget(r, GPUPROBE_METRIC_GFLOPS), med = dget(r, GPUPROBE_METRIC_MEDIAN_S);
+        cli_chart_point(c, s, (double)l->pts[i].n, g);
+        /* From the slowest run to the fastest. */
+        cli_chart_spread(c, s, g * med / dget(r, GPUPROBE_METRIC_MAX_S), g * med / dget(r, GPUPROBE_METRIC_MIN_S));
+        peak = dget(r, GPUPROBE_METRIC_PEAK_GFLOPS);
     }
     if (peak > 0) {
         cli_axis_label(v, sizeof v, peak, "FLOP/s", 1e9);
-        snprintf(note, sizeof note, "peak %s", v); /* on its line, in its colour */
+        snprintf(note, sizeof note, "theoretical peak %s", v); /* on its line, in its colour */
         cli_chart_level(c, peak, colour, note);
         (*peaks)++;
     }
@@ -992,6 +1035,13 @@ static void plot_footer(cli_chart *c, const int *drawn)
              "double-precision reference; %s. Dashed: the theoretical peak of each line, from clocks "
              "and unit counts (not measured).",
              cli_prog(), gpuprobe_version_string(), (long long)from, (long long)to, text, backends);
+    char load[128];
+    load_text(load, sizeof load);
+    if (load[0]) {
+        size_t len = strlen(foot);
+        snprintf(foot + len, sizeof foot - len, " Machine load: %s (other work lowers the figures); "
+                 "the bars span the slowest to the fastest run.", load);
+    }
     for (size_t i = 0; i < sw.n; i++)
         if (!drawn[i] || sw.lines[i].stop != STOP_DONE)
             plot_stop(foot, sizeof foot, &sw.lines[i], drawn[i]);
@@ -1029,7 +1079,8 @@ static int sweep_plot(void)
     size_t len = strlen(sub);
     snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
     cli_chart_title(c, "Matrix multiply throughput by size", sub);
-    cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG2, "Matrix size n (log scale)", NULL, 1);
+    cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG2,
+                   "Matrix size n: n \xc3\x97 n times n \xc3\x97 n (log scale)", NULL, 1);
     cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "Throughput (FLOP/s, log scale)", "FLOP/s", 1e9);
     plot_footer(c, drawn);
     int rc = cli_plot_write(c, args.plot, why, sizeof why);
@@ -1092,6 +1143,8 @@ static int run_sweep(gpuprobe_context *ctx)
     gpuprobe_cuda_status(ctx, &sw.cause, &detail);
     snprintf(sw.detail, sizeof sw.detail, "%s", detail);
     sw.progress = isatty(STDERR_FILENO);
+    sw.load[0] = load_average();
+    gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_LOGICAL_CORES, &sw.cpus);
     size_t dev[MAX_SWEEP_DEVICES], ndev = 0;
     int rc = sweep_devices(ctx, dev, &ndev);
     if (rc != CLI_EXIT_OK)
@@ -1114,6 +1167,7 @@ static int run_sweep(gpuprobe_context *ctx)
     }
     if (sw.progress)
         fputs("\r\033[K", stderr);
+    sw.load[1] = load_average();
     if (rc != CLI_EXIT_OK) {
         cli_err("out of memory");
         sweep_free();

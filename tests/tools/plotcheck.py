@@ -9,8 +9,9 @@
   a sweep sit where the command's JSON says: each point "point-L-I" (the
   I-th measured size of the L-th line drawn) is read back through the
   axes' own ticks ("x-tick-J" and "y-tick-J", a grid line and its label),
-  and must land within half a point of where its n and GFLOP/s put it; each
-  peak "level-J" likewise.
+  and must land within half a point of where its n and GFLOP/s put it; its
+  bar "spread-L-I" from the slowest run to the fastest, and each peak
+  "level-J", likewise.
 
 run.py imports it (--png, --pdf, --svg, --svg-text, --svg-points).
 """
@@ -136,6 +137,20 @@ def translate(e):
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
+def check_spread(e, r, ay, x):
+    """The bar of a point: from the slowest run's GFLOP/s to the fastest's,
+    drawn when it is at least a point long."""
+    lo, hi = (r["gflops"] * r["median_s"] / r[k] for k in ("max_s", "min_s"))
+    y_lo, y_hi = (ay[0] + ay[1] * math.log(v * 1e9) for v in (lo, hi))
+    if e is None:
+        return [] if abs(y_lo - y_hi) < 1 else ["SVG: no spread for n=%d (%g to %g GFLOP/s)" % (r["n"], lo, hi)]
+    (x0, y0), (x1, y1) = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+    if max(abs(x0 - x), abs(x1 - x), abs(y0 - y_lo), abs(y1 - y_hi)) > 0.5:
+        return ["SVG: the spread of n=%d is (%.2f, %.2f)-(%.2f, %.2f), expected x %.2f, y %.2f to %.2f"
+                % (r["n"], x0, y0, x1, y1, x, y_lo, y_hi)]
+    return []
+
+
 def check_points(root, doc):
     """Each measured point and each peak of a gpuprobe-bench sweep where
     the JSON document says."""
@@ -165,6 +180,7 @@ def check_points(root, doc):
                 problems.append("SVG: point-%d-%d (%s %s n=%d, %g GFLOP/s) is at (%.2f, %.2f), expected (%.2f, %.2f)"
                                 % (drawn, i, line["device"], line["dtype"], r["n"], r["gflops"], at[0], at[1], want[0], want[1]))
             checked += 1
+            problems += check_spread(ids.get("spread-%d-%d" % (drawn, i)), r, ay, want[0])
         if "point-%d-%d" % (drawn, len(ok)) in ids:
             problems.append("SVG: line %d has more points than results" % drawn)
         if ok[0]["peak_gflops"] > 0:

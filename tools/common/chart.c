@@ -8,6 +8,7 @@
 #include "draw.h"
 #include "text.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,7 @@ void cli_chart_destroy(cli_chart *c)
         free(c->series[i].name);
         free(c->series[i].note);
         free(c->series[i].xy);
+        free(c->series[i].band);
     }
     free(c->series);
     for (size_t i = 0; i < c->nlabels; i++)
@@ -128,16 +130,29 @@ void cli_chart_point(cli_chart *c, int s, double x, double y)
     if (se->n == se->cap) {
         size_t want = se->cap ? 2 * se->cap : 8;
         double *xy = realloc(se->xy, want * 2 * sizeof *xy);
-        if (!xy) {
+        if (xy)
+            se->xy = xy;
+        double *band = xy ? realloc(se->band, want * 2 * sizeof *band) : NULL;
+        if (!band) {
             c->failed = 1;
             return;
         }
-        se->xy = xy;
+        se->band = band;
         se->cap = want;
     }
     se->xy[2 * se->n] = x;
     se->xy[2 * se->n + 1] = y;
+    se->band[2 * se->n] = se->band[2 * se->n + 1] = NAN;
     se->n++;
+}
+
+void cli_chart_spread(cli_chart *c, int s, double lo, double hi)
+{
+    if (!c || s < 0 || (size_t)s >= c->nseries || c->series[s].n == 0)
+        return;
+    chart_series *se = &c->series[s];
+    se->band[2 * se->n - 2] = lo < hi ? lo : hi;
+    se->band[2 * se->n - 1] = lo < hi ? hi : lo;
 }
 
 void cli_chart_note(cli_chart *c, int s, const char *text)

@@ -77,6 +77,9 @@ void cli_chart_point(cli_chart *c, int s, double x, double y);
 /* A note written along series s, above its first point ("fp32 peak 67
  * TFLOP/s"); notes that would overlap are moved apart. */
 void cli_chart_note(cli_chart *c, int s, const char *text);
+/* The spread of the last point of series s: a bar from lo to hi (the
+ * slowest and the fastest of the runs behind a median). */
+void cli_chart_spread(cli_chart *c, int s, double lo, double hi);
 /* A level: a dashed line across the whole plot at y (a peak), in colour,
  * with a note at its left end. */
 void cli_chart_level(cli_chart *c, double y, int colour, const char *note);

@@ -68,6 +68,7 @@ typedef struct chart_series {
     int level;           /* a level: one point, whose x is none */
     int colour;
     double *xy;          /* the points, x and y in turn */
+    double *band;        /* each point's spread, lo and hi in turn (NaN: none) */
     size_t n, cap;
 } chart_series;
 

@@ -186,39 +186,51 @@ static void tick_label(const frame *f, int which, double v, char *buf, size_t si
     cli_axis_label(buf, size, v, a->unit, a->unit_scale);
 }
 
-/* The smallest and largest value along one axis over every point and
- * label; 0 when there is none, -1 (and why) when one cannot be shown. */
+/* The values along one axis, gathered: the smallest and the largest, or
+ * why one cannot be shown. */
+typedef struct extent {
+    int which, log, any;
+    double lo, hi;
+    char *why;
+    size_t why_size;
+} extent;
+
+static int take(extent *e, double v)
+{
+    if (!isfinite(v) || (e->log && !(v > 0))) {
+        snprintf(e->why, e->why_size, "the %s axis cannot show the value %g%s", e->which ? "y" : "x",
+                 v, e->log ? " (a logarithmic axis shows values above 0 only)" : "");
+        return -1;
+    }
+    e->lo = e->any && e->lo < v ? e->lo : v;
+    e->hi = e->any && e->hi > v ? e->hi : v;
+    e->any = 1;
+    return 0;
+}
+
+/* The smallest and largest value along one axis over every point (and
+ * spread) and label; 0 when there is none, -1 (and why) when one cannot be
+ * shown. A level has a y but no x. */
 static int data_range(const cli_chart *c, int which, double *lo, double *hi, char *why,
                       size_t why_size)
 {
-    int any = 0;
-    int log = c->axis[which].scale != CLI_SCALE_LINEAR;
-    size_t total = c->nlabels;
-    for (size_t s = 0; s < c->nseries; s++)
-        total += c->series[s].n;
-    for (size_t i = 0, s = 0, k = 0; i < total; i++) {
-        double v;
-        if (i < c->nlabels) {
-            v = which ? c->labels[i].y : c->labels[i].x;
-        } else {
-            while (k >= c->series[s].n) {
-                s++;
-                k = 0;
-            }
-            v = c->series[s].xy[2 * k++ + which];
-            if (c->series[s].level && !which)
-                continue; /* a level has no x */
-        }
-        if (!isfinite(v) || (log && !(v > 0))) {
-            snprintf(why, why_size, "the %s axis cannot show the value %g%s", which ? "y" : "x", v,
-                     log ? " (a logarithmic axis shows values above 0 only)" : "");
+    extent e = {which, c->axis[which].scale != CLI_SCALE_LINEAR, 0, 0, 0, why, why_size};
+    for (size_t i = 0; i < c->nlabels; i++)
+        if (take(&e, which ? c->labels[i].y : c->labels[i].x) != 0)
             return -1;
+    for (size_t s = 0; s < c->nseries; s++) {
+        const chart_series *se = &c->series[s];
+        for (size_t k = 0; k < se->n && !(se->level && !which); k++) {
+            if (take(&e, se->xy[2 * k + which]) != 0)
+                return -1;
+            for (int b = 0; b < 2 && which; b++)
+                if (!isnan(se->band[2 * k + b]) && take(&e, se->band[2 * k + b]) != 0)
+                    return -1;
         }
-        *lo = any && *lo < v ? *lo : v;
-        *hi = any && *hi > v ? *hi : v;
-        any = 1;
     }
-    return any;
+    *lo = e.lo;
+    *hi = e.hi;
+    return e.any;
 }
 
 /* text cut to maxw points at the end of a whole character, with an
@@ -290,7 +302,7 @@ static size_t wrap(frame *f, const char *text, double size, double maxw, const c
 
 /* ---- the parts ---- */
 
-/* The legend's width: the longest name, its sample, padding; at most 28%
+/* The legend's width: the longest name, its sample, padding; at most 30%
  * of the picture (longer names are cut). 0 without named series. */
 static double legend_width(const frame *f)
 {
@@ -303,7 +315,7 @@ static double legend_width(const frame *f)
     if (w == 0)
         return 0;
     w += SWATCH + 8 + 2 * 10;
-    return w < 0.28 * f->l->width ? w : 0.28 * f->l->width;
+    return w < 0.3 * f->l->width ? w : 0.3 * f->l->width;
 }
 
 static void legend(frame *f, double lw)
@@ -390,6 +402,22 @@ static void grid(frame *f)
         t->vertical = 1;
 }
 
+/* The spread of point i at x: a bar with caps from lo to hi, when it is
+ * long enough to see ("spread-L-I"). */
+static void spread(frame *f, const chart_series *se, size_t i, double x, uint32_t rgb)
+{
+    if (isnan(se->band[2 * i]))
+        return;
+    double y0 = py(f, se->band[2 * i]), y1 = py(f, se->band[2 * i + 1]);
+    if (y0 - y1 < 1)
+        return;
+    char id[40];
+    snprintf(id, sizeof id, "spread-%zu-%zu", f->lines, i);
+    add_segment(f->l, x, y0, x, y1, rgb, 1.2, id);
+    add_segment(f->l, x - 3.5, y0, x + 3.5, y0, rgb, 1.2, NULL);
+    add_segment(f->l, x - 3.5, y1, x + 3.5, y1, rgb, 1.2, NULL);
+}
+
 /* A series: its line (clipped to the plot area), then its marks; a level
  * across the plot. Dashes of lines that coincide (two precisions with one
  * peak) alternate, so that both colours show. */
@@ -420,6 +448,8 @@ static void series(frame *f, size_t s)
     snprintf(id, sizeof id, "%s-%zu", dashed ? "dashed" : "line", dashed ? f->dashes : f->lines);
     if (se->n > 1)
         add_line(f->l, xy, se->n, rgb, width, dashed, offset, 1, id);
+    for (size_t i = 0; i < se->n; i++)
+        spread(f, se, i, xy[2 * i], rgb);
     /* Ids for the tests and for readers of the SVG: "point-L-I", the I-th
      * point of the L-th line with marks. */
     for (size_t i = 0; i < se->n && !dashed; i++) {
