@@ -844,12 +844,6 @@ static void print_sweep_text(void)
 {
     for (size_t i = 0; i < sw.n; i++)
         print_line(&sw.lines[i]);
-    char load[128];
-    load_text(load, sizeof load);
-    if (load[0]) {
-        cli_endl();
-        cli_line("Machine load: %s.", load);
-    }
     if (!args.device && sw.cause != GPUPROBE_CUDA_AVAILABLE) {
         cli_endl();
         cli_line("GPU: not available (%s%s%s)", gpuprobe_cuda_cause_string(sw.cause),
@@ -857,6 +851,12 @@ static void print_sweep_text(void)
     } else if (sw.why_no_gpu[0]) {
         cli_endl();
         cli_line("GPU: not available (%s)", sw.why_no_gpu);
+    }
+    char load[128];
+    load_text(load, sizeof load);
+    if (load[0]) {
+        cli_endl();
+        cli_line("Machine load: %s.", load);
     }
 }
 
@@ -1030,8 +1030,8 @@ static void plot_footer(cli_chart *c, const int *drawn)
         to = sw.lines[i].to > to ? sw.lines[i].to : to;
     }
     char foot[3072];
-    snprintf(foot, sizeof foot, "%s %s --sweep: n \xc3\x97 n by n \xc3\x97 n matrices, n doubling "
-             "from %lld up to %lld; each point is the median of %s, its result verified against a "
+    snprintf(foot, sizeof foot, "%s %s --sweep: n doubling from %lld up to %lld; each point is the "
+             "median of %s, its result verified against a "
              "double-precision reference; %s. Dashed: the theoretical peak of each line, from clocks "
              "and unit counts (not measured).",
              cli_prog(), gpuprobe_version_string(), (long long)from, (long long)to, text, backends);
@@ -1150,7 +1150,7 @@ static int run_sweep(gpuprobe_context *ctx)
     if (rc != CLI_EXIT_OK)
         return rc;
     if (!cli_json()) {
-        cli_line("Matrix multiply sweep: n x n by n x n for n doubling, the median of the timed runs at each n:");
+        cli_line("Matrix multiply sweep: n x n x n for n doubling, the median of the timed runs at each n:");
         fflush(stdout);
     }
     for (size_t d = 0; d < ndev && rc == CLI_EXIT_OK; d++) {

@@ -163,6 +163,7 @@ typedef struct frame {
     double left, top, right, bottom; /* the plot area */
     size_t dashes;                   /* dashed lines drawn so far */
     size_t lines, levels;            /* series with marks, levels, drawn so far */
+    size_t all_lines;                /* series with marks in all */
 } frame;
 
 static double px(const frame *f, double x)
@@ -403,11 +404,13 @@ static void grid(frame *f)
 }
 
 /* The spread of point i at x: a bar with caps from lo to hi, when it is
- * long enough to see ("spread-L-I"). */
+ * long enough to see ("spread-L-I"). The bars of the lines stand a little
+ * apart, so that those of two lines at one size are told apart. */
 static void spread(frame *f, const chart_series *se, size_t i, double x, uint32_t rgb)
 {
     if (isnan(se->band[2 * i]))
         return;
+    x += 4.0 * ((double)f->lines - (double)(f->all_lines - 1) / 2);
     double y0 = py(f, se->band[2 * i]), y1 = py(f, se->band[2 * i + 1]);
     if (y0 - y1 < 1)
         return;
@@ -561,7 +564,7 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
         snprintf(why, why_size, "out of memory");
         return -1;
     }
-    frame f = {c, measure, ctx, out, {{0}}, 0, 0, 0, 0, 0, 0, 0};
+    frame f = {c, measure, ctx, out, {{0}}, 0, 0, 0, 0, 0, 0, 0, 0};
     double lo[2] = {0, 0}, hi[2] = {0, 0};
     for (int a = 0; a < 2; a++) {
         int got = data_range(c, a, &lo[a], &hi[a], why, why_size);
@@ -577,6 +580,8 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
         }
     }
     add_rect(out, 0, 0, out->width, out->height, 1, WHITE, 0, 0);
+    for (size_t s = 0; s < c->nseries; s++)
+        f.all_lines += c->series[s].style == CLI_LINE_SOLID && c->series[s].n > 0;
     double lw = legend_width(&f);
     frame_out(&f, lw);
     double area[4] = {f.left, f.top, f.right - f.left, f.bottom - f.top};
