@@ -424,6 +424,13 @@ simcuda_program(sweep_t4 "[gpu];preset=T4" gpuprobe-bench --clean --err-empty
   --out "\nGPU bf16 on cuda:0: skipped: " --out "\nGPU fp16 on cuda:0 \\(Tesla T4\\x3b "
   -- --sweep 16..32 --runs 1 --device cuda:0)
 
+# A GPU whose name holds hostile bytes: the table and the picture show it
+# quoted (the SVG still parses, its text escaped for XML).
+simcuda_program(sweep_hostile_name "[gpu];preset=H200;name=${GPUPROBE_HOSTILE}" gpuprobe-bench
+  --clean --err-empty --svg {tmp}/s.svg --svg-text "31mRED\\x01\\nNL\\xff\\\\z fp32"
+  --svg-text "q\"\\x1b" --out "\nGPU fp32 on cuda:0 \\(q\"\\\\x1b"
+  -- --sweep 16..32 --runs 1 --device cuda:0 --dtype fp32 --plot {tmp}/s.svg)
+
 # A failed memory query through the context (NVML turned off, so that the
 # driver's cuMemGetInfo is what answers): the row says '?', the reason is on
 # stderr, the exit status is 1; in JSON the device's error object. The

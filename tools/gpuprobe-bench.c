@@ -467,18 +467,19 @@ static double speedup_of(const plan *p)
     return dget(p->cpu->r, GPUPROBE_METRIC_MEDIAN_S) / dget(p->gpu->r, GPUPROBE_METRIC_MEDIAN_S);
 }
 
-static int print_json(const plan *p)
+/* The members of every document: the CUDA answer (and, when CUDA works
+ * but no GPU could be chosen, why not), the speedup of gpu over cpu when
+ * there is one, the threads asked for. */
+static void doc_common(struct json_object *doc, gpuprobe_cuda_cause cause, const char *detail,
+                       const char *why_no_gpu, double speedup, const rec *cpu, const rec *gpu)
 {
-    struct json_object *doc = cli_doc();
-    cli_set_i64(doc, "size", args.size);
-    cli_cuda_json(doc, p->cause, p->detail);
-    if (p->why_no_gpu && p->why_no_gpu[0]) /* CUDA works, but no GPU could be chosen */
-        cli_set_str(doc, "reason_text", p->why_no_gpu);
-    double speedup = speedup_of(p);
+    cli_cuda_json(doc, cause, detail);
+    if (why_no_gpu && why_no_gpu[0])
+        cli_set_str(doc, "reason_text", why_no_gpu);
     if (speedup > 0) {
         cli_set_num(doc, "speedup", speedup);
-        cli_set_str(doc, "speedup_cpu_dtype", gpuprobe_dtype_name(p->cpu->dtype));
-        cli_set_str(doc, "speedup_gpu_dtype", gpuprobe_dtype_name(p->gpu->dtype));
+        cli_set_str(doc, "speedup_cpu_dtype", gpuprobe_dtype_name(cpu->dtype));
+        cli_set_str(doc, "speedup_gpu_dtype", gpuprobe_dtype_name(gpu->dtype));
     } else {
         cli_set_null(doc, "speedup");
         cli_set_null(doc, "speedup_cpu_dtype");
@@ -488,6 +489,13 @@ static int print_json(const plan *p)
         cli_set_i64(doc, "threads_requested", args.threads);
     else
         cli_set_null(doc, "threads_requested");
+}
+
+static int print_json(const plan *p)
+{
+    struct json_object *doc = cli_doc();
+    cli_set_i64(doc, "size", args.size);
+    doc_common(doc, p->cause, p->detail, p->why_no_gpu, speedup_of(p), p->cpu, p->gpu);
     struct json_object *results = cli_arr();
     for (size_t i = 0; i < nrecs; i++)
         cli_push(results, rec_json(&recs[i]));
@@ -865,16 +873,7 @@ static void print_sweep_text(void)
 static int print_sweep_json(int drawn)
 {
     struct json_object *doc = cli_doc();
-    cli_cuda_json(doc, sw.cause, sw.detail);
-    if (sw.why_no_gpu[0])
-        cli_set_str(doc, "reason_text", sw.why_no_gpu);
-    cli_set_null(doc, "speedup");
-    cli_set_null(doc, "speedup_cpu_dtype");
-    cli_set_null(doc, "speedup_gpu_dtype");
-    if (args.threads > 0)
-        cli_set_i64(doc, "threads_requested", args.threads);
-    else
-        cli_set_null(doc, "threads_requested");
+    doc_common(doc, sw.cause, sw.detail, sw.why_no_gpu, 0, NULL, NULL);
     struct json_object *results = cli_arr(), *lines = cli_arr(), *sweep = cli_obj();
     for (size_t i = 0; i < sw.n; i++) {
         const line *l = &sw.lines[i];

@@ -202,6 +202,14 @@ static const draw_item *find(const draw_list *l, const char *id)
     return NULL;
 }
 
+/* c laid out into *l, which must work. */
+static void lay_out(const cli_chart *c, draw_list *l)
+{
+    char why[128];
+    if (draw_layout(c, fixed_width, NULL, l, why, sizeof why) != 0)
+        fail_msg("layout failed: %s", why);
+}
+
 /* A sweep-like chart: two lines (GFLOP/s against n), a level, a label. */
 static cli_chart *sweep_chart(void)
 {
@@ -229,8 +237,7 @@ static void layout_puts_points_on_their_ticks(void **state)
     (void)state;
     cli_chart *c = sweep_chart();
     draw_list l;
-    char why[128];
-    assert_int_equal(draw_layout(c, fixed_width, NULL, &l, why, sizeof why), 0);
+    lay_out(c, &l);
     /* x: 64 .. 256 in powers of two; y: 10 .. 10^4 GFLOP/s in decades. */
     const draw_item *x64 = find(&l, "x-tick-0"), *x256 = find(&l, "x-tick-2");
     const draw_item *y10 = find(&l, "y-tick-0"), *y10k = find(&l, "y-tick-3");
@@ -271,8 +278,7 @@ static void layout_levels_notes_legend(void **state)
     (void)state;
     cli_chart *c = sweep_chart();
     draw_list l;
-    char why[128];
-    assert_int_equal(draw_layout(c, fixed_width, NULL, &l, why, sizeof why), 0);
+    lay_out(c, &l);
     /* A level crosses the whole plot area, at its value. */
     const draw_item *lv = find(&l, "level-0"), *y100 = find(&l, "y-tick-1");
     assert_non_null(lv);
@@ -315,8 +321,7 @@ static void layout_cuts_long_names_and_wraps_the_footer(void **state)
         memcpy(foot + i, "words ", 6);
     cli_chart_footer(c, foot);
     draw_list l;
-    char why[128];
-    assert_int_equal(draw_layout(c, fixed_width, NULL, &l, why, sizeof why), 0);
+    lay_out(c, &l);
     const draw_item *name = find(&l, "legend-0");
     size_t len = strlen(name->text);
     assert_true(len < 60);
@@ -341,8 +346,7 @@ static void layout_single_point(void **state)
     int s = cli_chart_series(c, "one", CLI_LINE_SOLID, 0);
     cli_chart_point(c, s, 512, 42);
     draw_list l;
-    char why[128];
-    assert_int_equal(draw_layout(c, fixed_width, NULL, &l, why, sizeof why), 0);
+    lay_out(c, &l);
     const draw_item *p = find(&l, "point-0-0");
     assert_non_null(p);
     /* The middle of a range an octave either side of it. */
