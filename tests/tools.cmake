@@ -259,6 +259,11 @@ if(TARGET gpuprobe-smi)
     --json-eq sweep.budget_s=60 --json-eq sweep.plot=null --json-eq speedup=null
     --json-eq results.0.n=16 --json-eq results.2.n=64 --json-eq results.2.verified=true
     --no-out "\"size\"" -- ${sweep} --json)
+  # Progress on a terminal: each size as it starts, the line cleared at the
+  # end (and nothing on a pipe: the cases above).
+  gpuprobe_run_test(tools.bench.sweep_progress gpuprobe-bench --stderr-tty --clean
+    --err "^\rgpuprobe-bench: cpu fp32, n = 16 \\.\\.\\.\\x1b\\x5bK\rgpuprobe-bench: cpu fp32, n = 32 \\.\\.\\.\\x1b\\x5bK\r[^\n]*n = 64 [^\n]*\r\\x1b\\x5bK$"
+    --out "\n +64 [^\n]* yes\n" -- ${sweep})
   # Sizes from FROM to TO and TO itself; one size.
   gpuprobe_run_test(tools.bench.sweep_sizes gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
     --json-eq results.0.n=20 --json-eq results.1.n=40 --json-eq results.2.n=50 --json-eq sweep.lines.0.to=50

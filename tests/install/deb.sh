@@ -82,7 +82,9 @@ summaries=()
 for f in "$lib" "$dev" ${WITH_TOOLS:+"$tools"}; do
     [ -f "$f" ] || continue
     p=$(field "$f" Package)
-    s=$(dpkg-deb -f "$f" Description | head -n 1)
+    # sed reads to the end, where head would stop early and leave the
+    # writer to SIGPIPE, which pipefail turns into a failure.
+    s=$(dpkg-deb -f "$f" Description | sed -n 1p)
     echo "$p: $s"
     summaries+=("$s")
     # The long description: every line one space deep (Debian policy 5.6.13).
@@ -91,7 +93,7 @@ for f in "$lib" "$dev" ${WITH_TOOLS:+"$tools"}; do
     fi
     list "$f" | grep -qx "/usr/share/doc/$p/copyright" || die "$p lacks /usr/share/doc/$p/copyright"
     list "$f" | grep -qx "/usr/share/doc/$p/changelog.Debian.gz" || die "$p lacks its changelog.Debian.gz"
-    dpkg-deb --fsys-tarfile "$f" | tar -xO "./usr/share/doc/$p/copyright" | head -n 1 |
+    dpkg-deb --fsys-tarfile "$f" | tar -xO "./usr/share/doc/$p/copyright" | sed -n 1p |
         grep -qx "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" ||
         die "$p: the copyright file is not machine-readable (DEP-5)"
 done

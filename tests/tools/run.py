@@ -8,6 +8,8 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --stdout MODE    pipe (default) | full (/dev/full) | closed (descriptor 1
                    closed) | epipe (a pipe whose reader is gone, SIGPIPE
                    default) | epipe-ignored (the same with SIGPIPE ignored)
+  --stderr-tty     standard error is a terminal (a pseudo-terminal whose
+                   output is read back as stderr; --clean then skips it)
   --env K=V        set K; V may carry \\xHH, \\e, \\n escapes (raw bytes)
   --preload LIB    run with LD_PRELOAD=LIB (the fault shim)
   --out RE         stdout (decoded as UTF-8, errors replaced) must match RE
@@ -125,6 +127,7 @@ def main():
     ap.add_argument("--stdout", default="pipe",
                     choices=["pipe", "full", "closed", "epipe", "epipe-ignored"])
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--stderr-tty", action="store_true")
     ap.add_argument("--preload")
     ap.add_argument("--out", action="append", default=[])
     ap.add_argument("--err", action="append", default=[])
@@ -196,11 +199,26 @@ def main():
         stdout = write_end
         if a.stdout == "epipe-ignored":
             preexec = lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # noqa: E731
-    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env,
+    stderr, tty = subprocess.PIPE, None
+    if a.stderr_tty:
+        tty, stderr = os.openpty()
+    p = subprocess.run(cmd, stdout=stdout, stderr=stderr, env=env,
                        preexec_fn=preexec, timeout=240)
     if write_end is not None:
         os.close(write_end)
     out, err = p.stdout or b"", p.stderr
+    if tty is not None:  # what the program wrote to its terminal
+        os.close(stderr)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(tty, 4096)
+            except OSError:  # EIO: nothing more
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(tty)
     text_out = out.decode("utf-8", "replace")
     text_err = err.decode("utf-8", "replace")
 
@@ -225,7 +243,7 @@ def main():
     if a.err_empty and err:
         problems.append("stderr is not empty")
     if a.clean:
-        problems += clean(out, "stdout") + clean(err, "stderr")
+        problems += clean(out, "stdout") + ([] if a.stderr_tty else clean(err, "stderr"))
     for data, limit, what in ((err, a.err_max_line, "stderr"), (out, a.out_max_line, "stdout")):
         longest = max((len(line) for line in data.split(b"\n")), default=0)
         if limit is not None and longest > limit:
