@@ -761,9 +761,11 @@ static int sweep_devices(gpuprobe_context *ctx, size_t *dev, size_t *count)
         }
         free(spec);
         size_t i = 0;
-        while (i < *count && dev[i] != d)
+        while (i < *count && dev[i] != d) /* a device named twice runs once */
             i++;
-        if (i == *count && *count < MAX_SWEEP_DEVICES)
+        if (i == *count && *count == MAX_SWEEP_DEVICES)
+            return cli_usage_error("--device lists more than %d devices", MAX_SWEEP_DEVICES);
+        if (i == *count)
             dev[(*count)++] = d;
         p += len;
         if (!*p)
