@@ -42,8 +42,9 @@ typedef enum cli_line_style {
 
 /* Colours: the Okabe-Ito palette, which readers with any common colour
  * vision deficiency tell apart (blue, vermillion, bluish green, reddish
- * purple, orange, sky blue, black, yellow), each series also with a mark
- * of its own shape; CLI_CHART_GREY for notes and keys. */
+ * purple, orange, black, sky blue, yellow), each line with points also
+ * with a mark of its own shape (five shapes in turn); CLI_CHART_GREY for
+ * notes and keys. Text in the pale ones is darkened. */
 #define CLI_CHART_COLOURS 8
 #define CLI_CHART_GREY CLI_CHART_COLOURS
 

@@ -34,13 +34,36 @@
 #define FRAME 0x888888u
 #define WHITE 0xFFFFFFu
 
+/* Okabe-Ito, ordered so that a colour and the mark it gets when lines
+ * outnumber the colours stay apart (blue and sky blue never share a
+ * circle), yellow last; then grey. */
 static const uint32_t palette[CLI_CHART_GREY + 1] = {
-    0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE69F00, 0x56B4E9, 0x000000, 0xF0E442, 0x767676,
+    0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE69F00, 0x000000, 0x56B4E9, 0xF0E442, 0x767676,
 };
 
 uint32_t draw_colour(int i)
 {
     return palette[i >= 0 && i <= CLI_CHART_GREY ? i : CLI_CHART_GREY];
+}
+
+/* A colour for text: the light ones (yellow, sky blue, orange), too pale
+ * to read as text on white, darkened, keeping their hue. */
+static uint32_t text_colour(uint32_t rgb)
+{
+    double r = (double)(rgb >> 16 & 0xFF), g = (double)(rgb >> 8 & 0xFF), b = (double)(rgb & 0xFF);
+    if (0.2126 * r + 0.7152 * g + 0.0722 * b < 125)
+        return rgb;
+    return (uint32_t)(r * 0.55) << 16 | (uint32_t)(g * 0.55) << 8 | (uint32_t)(b * 0.55);
+}
+
+/* The mark of the series s: the shapes in turn over the series that have
+ * points (so that a colour used again comes with another mark). */
+static draw_shape shape_of(const cli_chart *c, size_t s)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s; i++)
+        k += c->series[i].style == CLI_LINE_SOLID && c->series[i].n > 0;
+    return (draw_shape)(k % DRAW_SHAPES);
 }
 
 /* ---- the list ---- */
@@ -339,7 +362,7 @@ static void legend(frame *f, double lw)
         add_line(f->l, xy, 2, rgb, se->style == CLI_LINE_DASHED ? 1.6 : 2.2,
                  se->style == CLI_LINE_DASHED, 0, 0, NULL);
         if (se->style == CLI_LINE_SOLID)
-            add_mark(f->l, x + 10 + SWATCH / 2, yy, (draw_shape)(se->colour % DRAW_SHAPES), MARK_R,
+            add_mark(f->l, x + 10 + SWATCH / 2, yy, shape_of(c, s), MARK_R,
                      rgb, NULL);
         char name[256], id[40];
         fit_text(f, se->name, LEGEND_SIZE, lw - SWATCH - 8 - 20, name, sizeof name);
@@ -410,7 +433,8 @@ static void spread(frame *f, const chart_series *se, size_t i, double x, uint32_
 {
     if (isnan(se->band[2 * i]))
         return;
-    x += 4.0 * ((double)f->lines - (double)(f->all_lines - 1) / 2);
+    double apart = f->all_lines > 1 && 16.0 / (double)(f->all_lines - 1) < 4 ? 16.0 / (double)(f->all_lines - 1) : 4;
+    x += apart * ((double)f->lines - (double)(f->all_lines - 1) / 2); /* at most 8 either side */
     double y0 = py(f, se->band[2 * i]), y1 = py(f, se->band[2 * i + 1]);
     if (y0 - y1 < 1)
         return;
@@ -457,7 +481,7 @@ static void series(frame *f, size_t s)
      * point of the L-th line with marks. */
     for (size_t i = 0; i < se->n && !dashed; i++) {
         snprintf(id, sizeof id, "point-%zu-%zu", f->lines, i);
-        add_mark(f->l, xy[2 * i], xy[2 * i + 1], (draw_shape)(se->colour % DRAW_SHAPES), MARK_R, rgb, id);
+        add_mark(f->l, xy[2 * i], xy[2 * i + 1], shape_of(f->c, s), MARK_R, rgb, id);
     }
     f->lines += !dashed;
     free(xy);
@@ -492,7 +516,8 @@ static void notes(frame *f)
         }
         char id[40];
         snprintf(id, sizeof id, "note-%zu", s);
-        draw_item *t = add_text(f->l, x, y, se->note, NOTE_SIZE, DRAW_START, draw_colour(se->colour), id);
+        draw_item *t = add_text(f->l, x, y, se->note, NOTE_SIZE, DRAW_START,
+                                text_colour(draw_colour(se->colour)), id);
         if (t)
             t->halo = 1;
     }
@@ -511,7 +536,7 @@ static void labels(frame *f)
         int left = x + 10 + w > f->right - 4;
         snprintf(id, sizeof id, "label-%zu-text", i);
         draw_item *t = add_text(f->l, left ? x - 10 : x + 10, y + NOTE_SIZE * 0.36, lb->text,
-                                NOTE_SIZE, left ? DRAW_END : DRAW_START, rgb, id);
+                                NOTE_SIZE, left ? DRAW_END : DRAW_START, text_colour(rgb), id);
         if (t)
             t->halo = 1;
     }
