@@ -11,6 +11,7 @@
 
 #include <cairo-pdf.h>
 #include <cairo.h>
+#include <fontconfig/fontconfig.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,16 @@ static cairo_status_t draw_on(const draw_list *l, const char *title, cli_plot_fo
     return st;
 }
 
+/* cairo and fontconfig keep the fonts they found for the life of the
+ * process; a command draws once, so both are let go after each picture,
+ * when no cairo object is left (a process that draws exits clean under
+ * leak checkers, and the next picture finds its fonts again). */
+static void release_fonts(void)
+{
+    cairo_debug_reset_static_data();
+    FcFini();
+}
+
 int cli_plot_render(const cli_chart *c, cli_plot_format f, char **data, size_t *len, char *why,
                     size_t why_size)
 {
@@ -254,5 +265,6 @@ int cli_plot_render(const cli_chart *c, cli_plot_format f, char **data, size_t *
     draw_list_free(&l);
     cairo_destroy(m);
     cairo_surface_destroy(scratch);
+    release_fonts();
     return rc;
 }
