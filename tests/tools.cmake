@@ -18,6 +18,13 @@ target_link_libraries(test_cli PRIVATE gpuprobe_cli PkgConfig::CMOCKA)
 add_test(NAME unit.test_cli COMMAND test_cli)
 set_tests_properties(unit.test_cli PROPERTIES ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
 
+# The pictures: axis arithmetic, the chart's layout, SVG, and drawing with
+# cairo (or its refusal in a build without it).
+add_executable(test_plot ${CMAKE_CURRENT_LIST_DIR}/tools/test_plot.c)
+target_link_libraries(test_plot PRIVATE gpuprobe_cli PkgConfig::CMOCKA m)
+add_test(NAME unit.test_plot COMMAND test_plot)
+set_tests_properties(unit.test_plot PROPERTIES ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=stdout")
+
 # gpuprobe-nfd's core: the Kubernetes label rules, the sanitiser, the labels
 # of simulated nodes (through the library's test seam), the feature file.
 if(TARGET gpuprobe_nfd_core)
@@ -263,6 +270,93 @@ if(TARGET gpuprobe-smi)
     string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${bad}")
     gpuprobe_run_test(tools.bench.bad${n} gpuprobe-bench --rc 2 --out-empty -- ${bad})
   endforeach()
+
+  # gpuprobe-bench --sweep: every size of a doubling series; the table, JSON
+  # against docs/json.md, the usage errors, and the pictures (below).
+  set(sweep --sweep 16..64 --runs 1 --device cpu)
+  gpuprobe_run_test(tools.bench.sweep gpuprobe-bench --clean --err-empty
+    --out "^Matrix multiply sweep: "
+    --out "\nCPU fp32 \\([^\n]*OpenBLAS[^\n]*\\):\n +n +median +GFLOP/s +of peak +verified\n +16 [^\n]* yes\n +32 [^\n]* yes\n +64 [^\n]* yes\n  every size from 16 to 64, in "
+    --no-out "Drawn into" -- ${sweep})
+  gpuprobe_run_test(tools.bench.sweep_json gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+    --json-eq sweep.lines.0.device=\"cpu\" --json-eq sweep.lines.0.from=16 --json-eq sweep.lines.0.to=64
+    --json-eq sweep.lines.0.stopped=\"done\" --json-eq sweep.lines.0.stopped_at=null
+    --json-eq sweep.budget_s=60 --json-eq sweep.plot=null --json-eq speedup=null
+    --json-eq results.0.n=16 --json-eq results.2.n=64 --json-eq results.2.verified=true
+    --no-out "\"size\"" -- ${sweep} --json)
+  # Progress on a terminal: each size as it starts, the line cleared at the
+  # end (and nothing on a pipe: the cases above).
+  gpuprobe_run_test(tools.bench.sweep_progress gpuprobe-bench --stderr-tty --clean
+    --err "^\rgpuprobe-bench: cpu fp32, n = 16 \\.\\.\\.\\x1b\\x5bK\rgpuprobe-bench: cpu fp32, n = 32 \\.\\.\\.\\x1b\\x5bK\r[^\n]*n = 64 [^\n]*\r\\x1b\\x5bK$"
+    --out "\n +64 [^\n]* yes\n" -- ${sweep})
+  # Sizes from FROM to TO and TO itself; one size.
+  gpuprobe_run_test(tools.bench.sweep_sizes gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
+    --json-eq results.0.n=20 --json-eq results.1.n=40 --json-eq results.2.n=50 --json-eq sweep.lines.0.to=50
+    -- --sweep=20..50 --runs 1 --device cpu --dtype fp64 --json)
+  # --sweep without a range takes the defaults (64 to 4096 on the CPU),
+  # and the next option is not taken for its value.
+  gpuprobe_run_test(tools.bench.sweep_default_range gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
+    --json-eq sweep.lines.0.from=64 --json-eq sweep.lines.0.to=4096 --json-eq sweep.budget_s=1
+    -- --sweep --device cpu --runs 1 --budget 1 --json)
+  # A precision the CPU cannot run: skipped, a failure only when nothing ran it.
+  gpuprobe_run_test(tools.bench.sweep_cpu_bf16 gpuprobe-bench --rc 1 --clean
+    --out "\nCPU bf16: skipped: matmul in bf16 needs a CUDA device" --out "\nCPU fp32 \\("
+    --err "^gpuprobe-bench: no device here ran bf16\n$" -- ${sweep} --dtype fp32,bf16)
+  foreach(bad "--size;64;--sweep" "--sweep=64..16" "--sweep=0..16" "--sweep=16" "--sweep=1.5..8"
+              "--dtype;fp32,fp64" "--sweep;--dtype;fp32,,bf16" "--sweep;--dtype;fp32,int8" "--device;cpu,cpu"
+              "--budget;5" "--sweep;--budget;0" "--sweep;--budget=1.5")
+    string(REGEX REPLACE "[^A-Za-z0-9]+" "_" n "${bad}")
+    gpuprobe_run_test(tools.bench.sweep_bad${n} gpuprobe-bench --rc 2 --out-empty --err "^gpuprobe-bench: " -- ${bad})
+  endforeach()
+  gpuprobe_run_test(tools.bench.sweep_bad_json gpuprobe-bench --rc 2 --json ${GPUPROBE_JSON_DOC}
+    --json-eq error.status=\"usage\" --json-has "error.message=--size and --sweep" -- --size 64 --sweep --json)
+  if(GPUPROBE_HAVE_CAIRO)
+    # The pictures: valid PNG, SVG and PDF; the SVG holds its texts and its
+    # points sit where the JSON's figures put them; one size is one point;
+    # nothing measured is nothing drawn; a file that cannot be written is
+    # exit status 1 with nothing left behind; only .png, .svg and .pdf.
+    gpuprobe_run_test(tools.bench.plot_png gpuprobe-bench --clean --err-empty --png {tmp}/s.png
+      --files {tmp}=1 --out "\nDrawn into [^\n]*/s\\.png: GFLOP/s against n" -- ${sweep} --plot {tmp}/s.png)
+    gpuprobe_run_test(tools.bench.plot_svg gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --env SOURCE_DATE_EPOCH=1000000000 --svg {tmp}/s.svg --svg-points
+      --svg-text "Matrix multiply throughput by size" --svg-text ", measured 2001-09-09"
+      --svg-text "CPU fp32" --svg-text "dashed: theoretical peak" --svg-text "theoretical peak "
+      --svg-text "Matrix size n: n × n times n × n (log scale)" --svg-text "Machine load: 1-minute load average "
+      --svg-text "Throughput (FLOP/s, log scale)" --svg-text "gpuprobe-bench ${PROJECT_VERSION} --sweep"
+      --svg-text "median of exactly 1 timed run, its result verified"
+      --json-has "sweep.plot=/s.svg" --files {tmp}=1 -- ${sweep} --json --plot {tmp}/s.svg)
+    gpuprobe_run_test(tools.bench.plot_pdf gpuprobe-bench --err-empty --pdf {tmp}/S.PDF --files {tmp}=1
+      -- ${sweep} --plot {tmp}/S.PDF)
+    gpuprobe_run_test(tools.bench.plot_one_point gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --svg {tmp}/s.svg --svg-points -- --sweep 32..32 --runs 1 --device cpu --json --plot {tmp}/s.svg)
+    # Several runs per size: each point's bar spans them.
+    gpuprobe_run_test(tools.bench.plot_spread gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --svg {tmp}/s.svg --svg-points -- --sweep 16..32 --runs 5 --batch 1 --device cpu --json --plot {tmp}/s.svg)
+    gpuprobe_run_test(tools.bench.plot_nothing gpuprobe-bench --rc 1 --files {tmp}=0 --clean
+      --out "\nCPU bf16: skipped: " --no-out "Drawn into"
+      --err "^gpuprobe-bench: --plot [^\n]*/s\\.svg: nothing to draw: no point was measured\n"
+      -- --sweep 16..32 --device cpu --dtype bf16 --plot {tmp}/s.svg)
+    gpuprobe_run_test(tools.bench.plot_unwritable gpuprobe-bench --rc 1 --files {tmp}=0
+      --out "\nCPU fp32 \\(" --no-out "Drawn into"
+      --err "^gpuprobe-bench: --plot [^\n]*/missing/s\\.png: creating a temporary file beside it: No such file or directory"
+      -- ${sweep} --plot {tmp}/missing/s.png)
+    gpuprobe_run_test(tools.bench.plot_unwritable_json gpuprobe-bench --rc 1 --files {tmp}=0
+      --json ${GPUPROBE_JSON_DOC} --json-eq sweep.plot=null --json-eq sweep.lines.0.stopped=\"done\"
+      --err "--plot " -- ${sweep} --json --plot {tmp}/missing/s.png)
+    gpuprobe_run_test(tools.bench.plot_extension gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "--plot wants a file name ending in \\.png, \\.svg or \\.pdf, not '[^']*/s\\.gif'"
+      -- ${sweep} --plot {tmp}/s.gif)
+    gpuprobe_run_test(tools.bench.plot_without_sweep gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "^gpuprobe-bench: --plot draws a sweep: add --sweep\n" -- --size 16 --plot {tmp}/s.png)
+  else()
+    # A build without cairo runs, and refuses --plot before any work.
+    gpuprobe_run_test(tools.bench.plot_without_cairo gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "^gpuprobe-bench: --plot: this gpuprobe-bench was built without cairo, so it draws no pictures"
+      -- ${sweep} --plot {tmp}/s.png)
+    gpuprobe_run_test(tools.bench.plot_without_cairo_json gpuprobe-bench --rc 2 --files {tmp}=0
+      --json ${GPUPROBE_JSON_DOC} --json-eq error.status=\"usage\" --json-has "error.message=without cairo"
+      -- ${sweep} --json --plot {tmp}/s.svg)
+  endif()
 
   # gpuprobe-fit: listings, --params, the "no" answer.
   gpuprobe_run_test(tools.fit.params gpuprobe-fit

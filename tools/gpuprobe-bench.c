@@ -3,27 +3,35 @@
  * seeded random inputs, setup and transfers timed apart, warm-up, the
  * median of several timed runs (CUDA events on a GPU), every result
  * verified. On a GPU it also measures the tensor-core precisions of the
- * lesson's "Key terms" (fp32 vs tf32 vs fp16 vs bf16). With --bandwidth it
- * measures memory and host-link bandwidth instead (docs/bandwidth.md). See
- * gpuprobe-bench(1) and docs/json.md.
+ * lesson's "Key terms" (fp32 vs tf32 vs fp16 vs bf16). With --sweep it
+ * times every size of a doubling series on each device and precision, as a
+ * table, JSON or a picture (--plot); with --bandwidth it measures memory
+ * and host-link bandwidth instead (docs/bandwidth.md). See
+ * gpuprobe-bench(1), docs/json.md and docs/pictures.md.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_BANDWIDTH, OPT_BYTES,
-       OPT_JSON };
+enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_SWEEP, OPT_BUDGET,
+       OPT_PLOT, OPT_BANDWIDTH, OPT_BYTES, OPT_JSON };
 
 static const cli_option options[] = {
     [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
-    [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU)", 0},
-    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA)", 0},
+    [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU); with --sweep a list: cpu,cuda:0", 0},
+    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA); with --sweep a list: fp32,bf16", 0},
     [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)", 0},
     [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)", 0},
     [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured); with --bandwidth, CPU threads (default: one per core)", 0},
+    [OPT_SWEEP] = {"sweep", "[FROM..TO]", "every size from FROM to TO, doubling (default 64..8192 on a GPU, 64..4096 on the CPU)", 0},
+    [OPT_BUDGET] = {"budget", "SECONDS", "with --sweep: the time each device and precision may take (default 60)", 0},
+    [OPT_PLOT] = {"plot", "FILE", "with --sweep: draw GFLOP/s against N into FILE (.png, .svg or .pdf)", 0},
     [OPT_BANDWIDTH] = {"bandwidth", NULL, "measure memory and host-link bandwidth instead (read, copy, triad; GPU transfers)", 0},
     [OPT_BYTES] = {"bytes", "SIZE", "with --bandwidth: bytes of each buffer, e.g. 1GiB (default: by the size rule)", 0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
@@ -34,21 +42,31 @@ typedef struct rec {
     char spec[32];
     const char *label; /* "CPU", "GPU" */
     gpuprobe_dtype dtype;
+    int64_t n;
     gpuprobe_status st;
     char error[512];
     gpuprobe_matmul_result *r;
+    double wall_s; /* the whole call, setup and verification included */
 } rec;
 
 #define MAX_RECS 8
+#define MAX_DTYPES 5 /* fp32, fp64, tf32, fp16, bf16 */
 
 static struct {
     int64_t size, runs, batch, threads;
-    int dtype_given;
-    gpuprobe_dtype dtype;
+    int dtype_given, size_given;
+    gpuprobe_dtype dtype;           /* the first of dtypes */
+    gpuprobe_dtype dtypes[MAX_DTYPES];
+    size_t ndtypes;
     const char *device;
-    int bandwidth, matmul_given;
+    int sweep;
+    int64_t from, to;               /* --sweep's range; 0: each device's default */
+    int64_t budget_s;
+    const char *plot;
+    int bandwidth, batch_given;
     uint64_t bytes;
-} args = {5000, 0, 0, 0, 0, GPUPROBE_DTYPE_FP32, NULL, 0, 0, 0};
+} args = {5000, 0, 0, 0, 0, 0, GPUPROBE_DTYPE_FP32, {GPUPROBE_DTYPE_FP32}, 1, NULL, 0, 0, 0, 60, NULL,
+          0, 0, 0};
 
 static rec recs[MAX_RECS];
 static size_t nrecs;
@@ -81,12 +99,19 @@ static int is_cuda(gpuprobe_context *ctx, size_t device)
     return kind == GPUPROBE_DEVICE_CUDA;
 }
 
-/* Run one matmul and record it (result or error). */
-static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
+static double now_s(void)
 {
-    rec *x = &recs[nrecs++];
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run one n x n x n matmul into *x (result or error). */
+static void run_matmul(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt, int64_t n, rec *x)
+{
     memset(x, 0, sizeof *x);
     x->dtype = dt;
+    x->n = n;
     x->label = is_cuda(ctx, device) ? "GPU" : "CPU";
     const char *spec = "?";
     gpuprobe_device_get_string(ctx, device, GPUPROBE_ATTR_SPEC, &spec);
@@ -95,7 +120,7 @@ static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
     gpuprobe_matmul_options *o = NULL;
     x->st = gpuprobe_matmul_options_create(&o);
     if (x->st == GPUPROBE_OK) {
-        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, args.size);
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, n);
         gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dt);
         if (args.runs > 0) {
             gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, args.runs);
@@ -104,11 +129,20 @@ static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
         gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, args.batch);
         if (args.threads > 0)
             gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, args.threads);
+        double t0 = now_s();
         x->st = gpuprobe_matmul_run(ctx, device, o, 0, &x->r);
+        x->wall_s = now_s() - t0;
         gpuprobe_matmul_options_destroy(o);
     }
     if (x->st != GPUPROBE_OK)
         snprintf(x->error, sizeof x->error, "%s", gpuprobe_last_error(ctx));
+}
+
+/* Run one matmul of --size and record it. */
+static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
+{
+    rec *x = &recs[nrecs++];
+    run_matmul(ctx, device, dt, args.size, x);
     return x;
 }
 
@@ -197,7 +231,7 @@ static struct json_object *rec_json(const rec *x)
     struct json_object *o = cli_obj();
     cli_set_str(o, "device", x->spec);
     cli_set_str(o, "dtype", gpuprobe_dtype_name(x->dtype));
-    cli_set_i64(o, "n", args.size);
+    cli_set_i64(o, "n", x->n);
     if (x->st != GPUPROBE_OK)
         cli_set(o, "error", cli_error_obj(gpuprobe_status_name(x->st), x->error));
     else
@@ -240,16 +274,75 @@ static struct json_object *rec_json(const rec *x)
 
 /* ---- main ---- */
 
+/* --dtype: one precision, or with --sweep a comma list of them. */
+static int dtype_option(const char *v)
+{
+    args.ndtypes = 0;
+    for (const char *p = v;; p++) {
+        size_t len = strcspn(p, ",");
+        char one[16];
+        gpuprobe_dtype dt = GPUPROBE_DTYPE_FP32;
+        if (len > 0 && len < sizeof one) {
+            memcpy(one, p, len);
+            one[len] = '\0';
+        }
+        if (len == 0 || len >= sizeof one || gpuprobe_dtype_parse(one, &dt) != GPUPROBE_OK ||
+            dt > GPUPROBE_DTYPE_BF16)
+            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16 (with --sweep a "
+                                    "comma list of them)");
+        size_t i = 0;
+        while (i < args.ndtypes && args.dtypes[i] != dt)
+            i++;
+        if (i == args.ndtypes) /* five distinct at most: no overflow */
+            args.dtypes[args.ndtypes++] = dt;
+        p += len;
+        if (!*p)
+            break;
+    }
+    args.dtype = args.dtypes[0];
+    args.dtype_given = 1;
+    return CLI_EXIT_OK;
+}
+
+/* --sweep [FROM..TO]: sizes the library takes. */
+static int sweep_option(const char *v)
+{
+    int64_t lo = 1, hi = INT32_MAX;
+    uint64_t from = 0, to = 0;
+    args.sweep = 1;
+    if (!v)
+        return CLI_EXIT_OK;
+    gpuprobe_matmul_param_bounds(GPUPROBE_MATMUL_M, &lo, &hi);
+    if (cli_parse_range(v, (uint64_t)hi, &from, &to) != 0 || from < (uint64_t)(lo > 1 ? lo : 1))
+        return cli_bad_value(v, "--sweep wants FROM..TO, two sizes from 1 to %lld with FROM <= TO "
+                                "(e.g. 64..4096)", (long long)hi);
+    args.from = (int64_t)from;
+    args.to = (int64_t)to;
+    return CLI_EXIT_OK;
+}
+
+static int budget_given;
+
 static int option(int opt, const char *v)
 {
     if (opt == OPT_DEVICE) {
         args.device = v;
         return CLI_EXIT_OK;
     }
-    if (opt == OPT_DTYPE) {
-        if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK || args.dtype > GPUPROBE_DTYPE_BF16)
-            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16");
-        args.dtype_given = args.matmul_given = 1;
+    if (opt == OPT_DTYPE)
+        return dtype_option(v);
+    if (opt == OPT_SWEEP)
+        return sweep_option(v);
+    if (opt == OPT_PLOT) {
+        args.plot = v;
+        return CLI_EXIT_OK;
+    }
+    if (opt == OPT_BUDGET) {
+        uint64_t s = 0;
+        if (cli_parse_count(v, 604800, &s) != 0 || s < 1)
+            return cli_bad_value(v, "--budget wants a whole number of seconds from 1 to 604800");
+        args.budget_s = (int64_t)s;
+        budget_given = 1;
         return CLI_EXIT_OK;
     }
     if (opt == OPT_BANDWIDTH) {
@@ -263,8 +356,7 @@ static int option(int opt, const char *v)
             return cli_bad_value(v, "--bytes wants a size from 4096 bytes to 1TiB, e.g. 512MiB");
         return CLI_EXIT_OK;
     }
-    if (opt == OPT_SIZE || opt == OPT_BATCH)
-        args.matmul_given = 1;
+    args.batch_given |= opt == OPT_BATCH;
     gpuprobe_matmul_param p = opt == OPT_SIZE    ? GPUPROBE_MATMUL_M
                               : opt == OPT_RUNS  ? GPUPROBE_MATMUL_MIN_RUNS
                               : opt == OPT_BATCH ? GPUPROBE_MATMUL_BATCH
@@ -281,6 +373,29 @@ static int option(int opt, const char *v)
       : opt == OPT_RUNS  ? &args.runs
       : opt == OPT_BATCH ? &args.batch
                          : &args.threads) = (int64_t)n;
+    args.size_given |= opt == OPT_SIZE;
+    return CLI_EXIT_OK;
+}
+
+/* What the options mean together: lists, --budget and --plot belong to a
+ * sweep; --plot needs a build with cairo and a file name it can draw. */
+static int matmul_check(void)
+{
+    if (args.plot && !cli_plot_available())
+        return cli_usage_error("--plot: this %s was built without cairo, so it draws no pictures "
+                               "(build it with cairo: Debian's libcairo2-dev)", cli_prog());
+    if (!args.sweep) {
+        const char *alone = args.ndtypes > 1                          ? "--dtype takes a list only with --sweep"
+                            : args.device && strchr(args.device, ',') ? "--device takes a list only with --sweep"
+                            : args.plot                               ? "--plot draws a sweep: add --sweep"
+                            : budget_given                            ? "--budget bounds a sweep: add --sweep"
+                                                                      : NULL;
+        return alone ? cli_usage_error("%s", alone) : CLI_EXIT_OK;
+    }
+    if (args.size_given)
+        return cli_usage_error("--size and --sweep do not go together: --sweep FROM..TO gives the sizes");
+    if (args.plot && cli_plot_format_of(args.plot) < 0)
+        return cli_bad_value(args.plot, "--plot wants a file name ending in .png, .svg or .pdf");
     return CLI_EXIT_OK;
 }
 
@@ -371,18 +486,19 @@ static double speedup_of(const plan *p)
     return dget(p->cpu->r, GPUPROBE_METRIC_MEDIAN_S) / dget(p->gpu->r, GPUPROBE_METRIC_MEDIAN_S);
 }
 
-static int print_json(const plan *p)
+/* The members of every document: the CUDA answer (and, when CUDA works
+ * but no GPU could be chosen, why not), the speedup of gpu over cpu when
+ * there is one, the threads asked for. */
+static void doc_common(struct json_object *doc, gpuprobe_cuda_cause cause, const char *detail,
+                       const char *why_no_gpu, double speedup, const rec *cpu, const rec *gpu)
 {
-    struct json_object *doc = cli_doc();
-    cli_set_i64(doc, "size", args.size);
-    cli_cuda_json(doc, p->cause, p->detail);
-    if (p->why_no_gpu && p->why_no_gpu[0]) /* CUDA works, but no GPU could be chosen */
-        cli_set_str(doc, "reason_text", p->why_no_gpu);
-    double speedup = speedup_of(p);
+    cli_cuda_json(doc, cause, detail);
+    if (why_no_gpu && why_no_gpu[0])
+        cli_set_str(doc, "reason_text", why_no_gpu);
     if (speedup > 0) {
         cli_set_num(doc, "speedup", speedup);
-        cli_set_str(doc, "speedup_cpu_dtype", gpuprobe_dtype_name(p->cpu->dtype));
-        cli_set_str(doc, "speedup_gpu_dtype", gpuprobe_dtype_name(p->gpu->dtype));
+        cli_set_str(doc, "speedup_cpu_dtype", gpuprobe_dtype_name(cpu->dtype));
+        cli_set_str(doc, "speedup_gpu_dtype", gpuprobe_dtype_name(gpu->dtype));
     } else {
         cli_set_null(doc, "speedup");
         cli_set_null(doc, "speedup_cpu_dtype");
@@ -392,6 +508,13 @@ static int print_json(const plan *p)
         cli_set_i64(doc, "threads_requested", args.threads);
     else
         cli_set_null(doc, "threads_requested");
+}
+
+static int print_json(const plan *p)
+{
+    struct json_object *doc = cli_doc();
+    cli_set_i64(doc, "size", args.size);
+    doc_common(doc, p->cause, p->detail, p->why_no_gpu, speedup_of(p), p->cpu, p->gpu);
     struct json_object *results = cli_arr();
     for (size_t i = 0; i < nrecs; i++)
         cli_push(results, rec_json(&recs[i]));
@@ -454,8 +577,640 @@ static int failures(const plan *p)
     return failed;
 }
 
+/* ---- --sweep: every size of a doubling series, each device and precision ---- */
+
+/* Why a line of the sweep ended (the JSON token, and the text's words). */
+enum { STOP_DONE, STOP_MEMORY, STOP_TIME, STOP_FAILED, STOP_UNSUPPORTED };
+static const char *const stop_token[] = {"done", "memory", "time", "failed", "unsupported"};
+
+/* One device in one precision, over the sizes. */
+typedef struct line {
+    size_t device;
+    int gpu;
+    char spec[32], name[128];
+    gpuprobe_dtype dtype;
+    int64_t from, to;
+    rec *pts;            /* every run, in order; the last may have failed */
+    size_t n;
+    int stop;
+    int64_t stop_n;      /* the size not measured, or 0 */
+    double predicted_s;  /* STOP_TIME: what that size would have taken */
+    double seconds;      /* the runs' wall time */
+} line;
+
+#define MAX_SWEEP_DEVICES 16
+#define MAX_SIZES 40
+
+static struct {
+    line *lines;
+    size_t n;
+    gpuprobe_cuda_cause cause;
+    char detail[640];     /* the CUDA detail, copied: later failures overwrite it */
+    char why_no_gpu[640]; /* CUDA works but no GPU could be chosen: why */
+    int progress;         /* progress on stderr (a terminal) */
+    double load[2];       /* the 1-minute load average before and after; -1: unknown */
+    int64_t cpus;         /* logical CPUs */
+} sw;
+
+/* The 1-minute load average (/proc/loadavg), or -1: what else ran on the
+ * machine shows in the figures, so the sweep says it. */
+static double load_average(void)
+{
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1 || !(v >= 0))
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* "1-minute load average 5.36 before, 6.10 after, on 2 logical CPUs", or
+ * "" when unknown. */
+static void load_text(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (sw.load[0] >= 0 && sw.load[1] >= 0)
+        snprintf(buf, size, "1-minute load average %.2f before, %.2f after, on %lld logical CPUs",
+                 sw.load[0], sw.load[1], (long long)sw.cpus);
+}
+
+/* from, 2 from, 4 from ... up to to, and to itself when the doubling
+ * misses it. Returns the count (at most max). */
+static size_t sweep_sizes(int64_t from, int64_t to, int64_t *out, size_t max)
+{
+    size_t n = 0;
+    for (int64_t s = from; s <= to && n < max; s = s > to / 2 ? to + 1 : 2 * s)
+        out[n++] = s;
+    if (n < max && out[n - 1] != to)
+        out[n++] = to;
+    return n;
+}
+
+/* The library's default for a matmul parameter (the protocol's minimum
+ * runs, warm-up and timing budget, whatever they become). */
+static int64_t protocol(gpuprobe_matmul_param p)
+{
+    int64_t v = 0;
+    gpuprobe_matmul_options *o = NULL;
+    if (gpuprobe_matmul_options_create(&o) == GPUPROBE_OK)
+        gpuprobe_matmul_options_get(o, p, &v);
+    gpuprobe_matmul_options_destroy(o);
+    return v;
+}
+
+/* The time the size n would take, from the last run at a smaller size:
+ * per call the work grows as n^3; the protocol's timed runs take at least
+ * their minimum count of calls and, unless --runs fixes the count, at
+ * least its timing budget; the warm-up and the calibration call grow as
+ * the calls do, and the rest (allocation, inputs, verification, copies)
+ * as n^2. */
+static double predict_s(const rec *last, int64_t n)
+{
+    int64_t min_runs = protocol(GPUPROBE_MATMUL_MIN_RUNS), warmup = protocol(GPUPROBE_MATMUL_WARMUP);
+    int64_t budget_ms = protocol(GPUPROBE_MATMUL_BUDGET_MS);
+    double r = (double)n / (double)last->n, t = dget(last->r, GPUPROBE_METRIC_MEDIAN_S);
+    double t_new = t * r * r * r;
+    double runs = (double)(args.runs > 0 ? args.runs : min_runs);
+    double timed = runs * t_new;
+    if (args.runs == 0 && timed < (double)budget_ms / 1000)
+        timed = (double)budget_ms / 1000;
+    double calls_last = (double)(iget(last->r, GPUPROBE_METRIC_RUNS) * iget(last->r, GPUPROBE_METRIC_BATCH));
+    double rest = last->wall_s - (calls_last + (double)warmup + 1) * t;
+    return timed + ((double)warmup + 1) * t_new + (rest > 0 ? rest * r * r : 0);
+}
+
+static void progress(const line *l, int64_t n)
+{
+    if (!sw.progress)
+        return;
+    /* Straight to the terminal, overwriting itself: the device spec and
+     * the precision's name are plain ASCII. */
+    fprintf(stderr, "\r%s: %s %s, n = %lld ...\033[K", cli_prog(), l->spec,
+            gpuprobe_dtype_name(l->dtype), (long long)n);
+    fflush(stderr);
+}
+
+/* The sizes of one line, in order, until one does not fit, fails, or would
+ * take the line past its budget. */
+static void run_line(gpuprobe_context *ctx, line *l)
+{
+    int64_t sizes[MAX_SIZES];
+    size_t count = sweep_sizes(l->from, l->to, sizes, MAX_SIZES);
+    l->pts = calloc(count, sizeof *l->pts);
+    if (!l->pts) {
+        l->stop = STOP_FAILED;
+        return;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (l->n > 0) {
+            double p = predict_s(&l->pts[l->n - 1], sizes[i]);
+            if (l->seconds + p > (double)args.budget_s) {
+                l->stop = STOP_TIME;
+                l->stop_n = sizes[i];
+                l->predicted_s = p;
+                return;
+            }
+        }
+        progress(l, sizes[i]);
+        rec *x = &l->pts[l->n++];
+        run_matmul(ctx, l->device, l->dtype, sizes[i], x);
+        l->seconds += x->wall_s;
+        if (x->st == GPUPROBE_OK)
+            continue;
+        l->stop = x->st == GPUPROBE_ERR_UNSUPPORTED                   ? STOP_UNSUPPORTED
+                  : x->st == GPUPROBE_ERR_OUT_OF_MEMORY ||
+                            x->st == GPUPROBE_ERR_DEVICE_OUT_OF_MEMORY ? STOP_MEMORY
+                                                                       : STOP_FAILED;
+        l->stop_n = sizes[i];
+        return;
+    }
+    l->stop = STOP_DONE;
+}
+
+/* A new line for device dev in dt (NULL when out of memory). */
+static line *new_line(gpuprobe_context *ctx, size_t dev, gpuprobe_dtype dt)
+{
+    line *more = realloc(sw.lines, (sw.n + 1) * sizeof *more);
+    if (!more)
+        return NULL;
+    sw.lines = more;
+    line *l = &sw.lines[sw.n++];
+    memset(l, 0, sizeof *l);
+    l->device = dev;
+    l->dtype = dt;
+    l->gpu = is_cuda(ctx, dev);
+    const char *s = "?";
+    gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_SPEC, &s);
+    snprintf(l->spec, sizeof l->spec, "%s", s);
+    s = l->gpu ? "GPU" : "CPU";
+    gpuprobe_device_get_string(ctx, dev, GPUPROBE_ATTR_NAME, &s);
+    snprintf(l->name, sizeof l->name, "%s", s);
+    l->from = args.from ? args.from : 64;
+    l->to = args.to ? args.to : l->gpu ? 8192 : 4096;
+    return l;
+}
+
+/* The devices: --device's list, or the CPU and the best GPU. Returns
+ * CLI_EXIT_OK, or the exit status when a spec names no usable device. */
+static int sweep_devices(gpuprobe_context *ctx, size_t *dev, size_t *count)
+{
+    *count = 0;
+    if (!args.device) {
+        size_t g = 0;
+        dev[(*count)++] = 0;
+        if (sw.cause != GPUPROBE_CUDA_AVAILABLE)
+            return CLI_EXIT_OK;
+        if (gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &g, NULL) == GPUPROBE_OK)
+            dev[(*count)++] = g;
+        else
+            snprintf(sw.why_no_gpu, sizeof sw.why_no_gpu, "%s", gpuprobe_last_error(ctx));
+        return CLI_EXIT_OK;
+    }
+    for (const char *p = args.device;; p++) {
+        size_t len = strcspn(p, ","), d = 0;
+        char *spec = strndup(p, len);
+        gpuprobe_status st = spec ? gpuprobe_select(ctx, spec, NULL, GPUPROBE_SELECT_IGNORE_ENV, &d, NULL)
+                                  : GPUPROBE_ERR_OUT_OF_MEMORY;
+        if (st != GPUPROBE_OK) {
+            int rc = cli_fail(ctx, st, "--device %s", spec ? spec : "?");
+            free(spec);
+            return st == GPUPROBE_ERR_INVALID_ARGUMENT ? CLI_EXIT_USAGE : rc;
+        }
+        free(spec);
+        size_t i = 0;
+        while (i < *count && dev[i] != d) /* a device named twice runs once */
+            i++;
+        if (i == *count && *count == MAX_SWEEP_DEVICES)
+            return cli_usage_error("--device lists more than %d devices", MAX_SWEEP_DEVICES);
+        if (i == *count)
+            dev[(*count)++] = d;
+        p += len;
+        if (!*p)
+            return CLI_EXIT_OK;
+    }
+}
+
+/* ---- the sweep as text ---- */
+
+/* A GFLOP/s figure in the table: one decimal from 10 up, three significant
+ * digits below (a launch-bound size on a GPU gets a fraction). */
+static void gflops_text(char *buf, size_t size, double v)
+{
+    snprintf(buf, size, v >= 10 ? "%.1f" : "%.3g", v);
+}
+
+/* "GPU bf16 on cuda:0 (NVIDIA H200; ...):" or "CPU fp32 (...):", before
+ * the table of one line. */
+static void line_heading(const line *l, const rec *first)
+{
+    const char *dt = gpuprobe_dtype_name(l->dtype);
+    char peak[48] = "";
+    double pk = dget(first->r, GPUPROBE_METRIC_PEAK_GFLOPS);
+    if (pk > 0) {
+        char v[32];
+        cli_axis_label(v, sizeof v, pk, "FLOP/s", 1e9);
+        snprintf(peak, sizeof peak, "; peak %s", v);
+    }
+    if (l->gpu)
+        cli_line("GPU %s on %s (%s; %s%s):", dt, l->spec, l->name, sget(first->r, GPUPROBE_METRIC_BACKEND), peak);
+    else
+        cli_line("CPU %s (%s; %s%s):", dt, l->name, sget(first->r, GPUPROBE_METRIC_BACKEND), peak);
+}
+
+static void print_line(const line *l)
+{
+    const rec *first = NULL;
+    for (size_t i = 0; i < l->n && !first; i++)
+        if (l->pts[i].r)
+            first = &l->pts[i];
+    cli_endl();
+    if (!first) { /* nothing measured: why */
+        const char *error = l->n ? l->pts[0].error : "out of memory";
+        char what[64];
+        snprintf(what, sizeof what, "%s %s%s%s", l->gpu ? "GPU" : "CPU", gpuprobe_dtype_name(l->dtype),
+                 l->gpu ? " on " : "", l->gpu ? l->spec : "");
+        if (l->stop == STOP_MEMORY)
+            cli_line("%s: n = %lld does not fit in memory: %s", what, (long long)l->stop_n, error);
+        else
+            cli_line("%s: %s: %s", what, l->stop == STOP_UNSUPPORTED ? "skipped" : "failed", error);
+        return;
+    }
+    line_heading(l, first);
+    cli_line("  %6s %10s %11s %8s  %s", "n", "median", "GFLOP/s", "of peak", "verified");
+    for (size_t i = 0; i < l->n; i++) {
+        const rec *x = &l->pts[i];
+        if (!x->r) {
+            cli_line("  %6lld  %s: %s", (long long)x->n,
+                     l->stop == STOP_MEMORY ? "does not fit" : gpuprobe_status_string(x->st), x->error);
+            continue;
+        }
+        char t[32], g[32], frac[16] = "-";
+        cli_seconds(t, sizeof t, dget(x->r, GPUPROBE_METRIC_MEDIAN_S));
+        gflops_text(g, sizeof g, dget(x->r, GPUPROBE_METRIC_GFLOPS));
+        double f = dget(x->r, GPUPROBE_METRIC_PEAK_FRACTION);
+        if (f > 0)
+            snprintf(frac, sizeof frac, f < 0.005 ? "<1%%" : "%.0f%%", 100 * f);
+        int64_t v = iget(x->r, GPUPROBE_METRIC_VERIFIED);
+        int pad = 10 + (strstr(t, "\xc2\xb5") != NULL); /* the micro sign: two bytes, one column */
+        cli_line("  %6lld %*s %11s %8s  %s", (long long)x->n, pad, t, g, frac,
+                 v > 0 ? "yes" : v == 0 ? "FAILED" : "-");
+    }
+    char took[32];
+    cli_seconds(took, sizeof took, l->seconds);
+    if (l->stop == STOP_TIME) {
+        char p[32];
+        cli_seconds(p, sizeof p, l->predicted_s);
+        cli_line("  stopped before %lld: it would take about %s, past the %lld s budget (--budget)",
+                 (long long)l->stop_n, p, (long long)args.budget_s);
+    } else if (l->stop == STOP_DONE) {
+        cli_line("  every size from %lld to %lld, in %s", (long long)l->from, (long long)l->to, took);
+    }
+}
+
+static void print_sweep_text(void)
+{
+    for (size_t i = 0; i < sw.n; i++)
+        print_line(&sw.lines[i]);
+    if (!args.device && sw.cause != GPUPROBE_CUDA_AVAILABLE) {
+        cli_endl();
+        cli_line("GPU: not available (%s%s%s)", gpuprobe_cuda_cause_string(sw.cause),
+                 sw.detail[0] ? ": " : "", sw.detail);
+    } else if (sw.why_no_gpu[0]) {
+        cli_endl();
+        cli_line("GPU: not available (%s)", sw.why_no_gpu);
+    }
+    char load[128];
+    load_text(load, sizeof load);
+    if (load[0]) {
+        cli_endl();
+        cli_line("Machine load: %s.", load);
+    }
+}
+
+/* ---- the sweep as JSON ---- */
+
+static int print_sweep_json(int drawn)
+{
+    struct json_object *doc = cli_doc();
+    doc_common(doc, sw.cause, sw.detail, sw.why_no_gpu, 0, NULL, NULL);
+    struct json_object *results = cli_arr(), *lines = cli_arr(), *sweep = cli_obj();
+    for (size_t i = 0; i < sw.n; i++) {
+        const line *l = &sw.lines[i];
+        struct json_object *o = cli_obj();
+        cli_set_str(o, "device", l->spec);
+        cli_set_str(o, "device_name", l->name);
+        cli_set_str(o, "dtype", gpuprobe_dtype_name(l->dtype));
+        cli_set_i64(o, "from", l->from);
+        cli_set_i64(o, "to", l->to);
+        cli_set_str(o, "stopped", stop_token[l->stop]);
+        if (l->stop_n)
+            cli_set_i64(o, "stopped_at", l->stop_n);
+        else
+            cli_set_null(o, "stopped_at");
+        if (l->stop == STOP_TIME)
+            cli_set_num(o, "predicted_s", l->predicted_s);
+        else
+            cli_set_null(o, "predicted_s");
+        cli_set_num(o, "seconds", l->seconds);
+        cli_push(lines, o);
+        for (size_t k = 0; k < l->n; k++)
+            cli_push(results, rec_json(&l->pts[k]));
+    }
+    cli_set_i64(sweep, "budget_s", args.budget_s);
+    for (int i = 0; i < 2; i++) {
+        const char *key = i ? "load_average_after" : "load_average_before";
+        if (sw.load[i] >= 0)
+            cli_set_num(sweep, key, sw.load[i]);
+        else
+            cli_set_null(sweep, key);
+    }
+    if (drawn)
+        cli_set_str(sweep, "plot", args.plot);
+    else
+        cli_set_null(sweep, "plot");
+    cli_set(sweep, "lines", lines);
+    cli_set(doc, "sweep", sweep);
+    cli_set(doc, "results", results);
+    return cli_print_doc(doc);
+}
+
+/* ---- the sweep as a picture ---- */
+
+/* The date the picture was measured: SOURCE_DATE_EPOCH's (UTC) when it is
+ * set, as for reproducible builds, else today's. */
+static void measured_on(char *buf, size_t size)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    time_t t = time(NULL);
+    uint64_t v = 0;
+    struct tm tm;
+    if (e && *e && cli_parse_count(e, (uint64_t)INT32_MAX * 4, &v) == 0) {
+        t = (time_t)v;
+        gmtime_r(&t, &tm);
+    } else {
+        localtime_r(&t, &tm);
+    }
+    strftime(buf, size, "%Y-%m-%d", &tm);
+}
+
+/* Append ", text" (or text when buf is empty) unless buf holds it already. */
+static void append_once(char *buf, size_t size, const char *text)
+{
+    if (strstr(buf, text))
+        return;
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%s", len ? ", " : "", text);
+}
+
+/* A measured line (its run at index from on), its peak as a level. */
+static void plot_line(cli_chart *c, const line *l, int colour, int gpus, int *peaks)
+{
+    char name[200], note[240], v[32];
+    const char *dt = gpuprobe_dtype_name(l->dtype);
+    if (!l->gpu)
+        snprintf(name, sizeof name, "CPU %s", dt);
+    else if (gpus > 1)
+        snprintf(name, sizeof name, "%s (%s) %s", l->name, l->spec, dt);
+    else
+        snprintf(name, sizeof name, "%s %s", l->name, dt);
+    int s = cli_chart_series(c, name, CLI_LINE_SOLID, colour);
+    double peak = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->pts[i].st != GPUPROBE_OK)
+            continue;
+        const gpuprobe_matmul_result *r = l->pts[i].r;
+        double g = dget(r, GPUPROBE_METRIC_GFLOPS), med = dget(r, GPUPROBE_METRIC_MEDIAN_S);
+        cli_chart_point(c, s, (double)l->pts[i].n, g);
+        /* From the slowest run to the fastest. */
+        cli_chart_spread(c, s, g * med / dget(r, GPUPROBE_METRIC_MAX_S), g * med / dget(r, GPUPROBE_METRIC_MIN_S));
+        peak = dget(r, GPUPROBE_METRIC_PEAK_GFLOPS);
+    }
+    if (peak > 0) {
+        cli_axis_label(v, sizeof v, peak, "FLOP/s", 1e9);
+        snprintf(note, sizeof note, "theoretical peak %s", v); /* on its line, in its colour */
+        cli_chart_level(c, peak, colour, note);
+        (*peaks)++;
+    }
+}
+
+/* What ended a line early, or why it is not drawn, for the footer. */
+static void plot_stop(char *buf, size_t size, const line *l, int drawn)
+{
+    char what[200];
+    const rec *last = l->n ? &l->pts[l->n - 1] : NULL;
+    snprintf(what, sizeof what, "%s %s", l->gpu ? l->name : "CPU", gpuprobe_dtype_name(l->dtype));
+    size_t len = strlen(buf);
+    if (!drawn)
+        snprintf(buf + len, size - len, " Not drawn: %s (%s: %.100s%s).", what,
+                 l->stop == STOP_UNSUPPORTED ? "unsupported" : "failed", last ? last->error : "",
+                 last && strlen(last->error) > 100 ? "..." : "");
+    else if (l->stop == STOP_TIME)
+        snprintf(buf + len, size - len, " %s stopped before n = %lld (it would pass the %lld s budget).",
+                 what, (long long)l->stop_n, (long long)args.budget_s);
+    else if (l->stop == STOP_MEMORY)
+        snprintf(buf + len, size - len, " %s stopped at n = %lld (it does not fit in memory).", what,
+                 (long long)l->stop_n);
+    else if (l->stop == STOP_FAILED)
+        snprintf(buf + len, size - len, " %s failed at n = %lld.", what, (long long)l->stop_n);
+}
+
+/* The settings the picture was measured with, and what ended lines early. */
+static void plot_footer(cli_chart *c, const int *drawn)
+{
+    char text[2048], backends[512] = "";
+    if (args.runs > 0)
+        snprintf(text, sizeof text, "exactly %lld timed run%s", (long long)args.runs, args.runs == 1 ? "" : "s");
+    else
+        snprintf(text, sizeof text, "at least %lld timed runs, more until they add up to %.2g s",
+                 (long long)protocol(GPUPROBE_MATMUL_MIN_RUNS),
+                 (double)protocol(GPUPROBE_MATMUL_BUDGET_MS) / 1000);
+    for (size_t i = 0; i < sw.n; i++)
+        for (size_t k = 0; k < sw.lines[i].n; k++)
+            if (sw.lines[i].pts[k].r) {
+                char b[160];
+                const gpuprobe_matmul_result *r = sw.lines[i].pts[k].r;
+                const char *name = sget(r, GPUPROBE_METRIC_BACKEND);
+                int64_t th = iget(r, GPUPROBE_METRIC_THREADS);
+                /* "cuBLAS 13.1.0", without each precision's types */
+                int len = (int)strcspn(name, "(");
+                while (len > 0 && name[len - 1] == ' ')
+                    len--;
+                snprintf(b, sizeof b, "%.*s", len, name);
+                if (th > 0)
+                    snprintf(b + strlen(b), sizeof b - strlen(b), " with %lld thread%s", (long long)th,
+                             th == 1 ? "" : "s");
+                append_once(backends, sizeof backends, b);
+                break;
+            }
+    int64_t from = INT64_MAX, to = 0;
+    for (size_t i = 0; i < sw.n; i++) {
+        from = sw.lines[i].from < from ? sw.lines[i].from : from;
+        to = sw.lines[i].to > to ? sw.lines[i].to : to;
+    }
+    char foot[3072];
+    snprintf(foot, sizeof foot, "%s %s --sweep: n doubling from %lld up to %lld; each point is the "
+             "median of %s, its result verified against a "
+             "double-precision reference; %s. Dashed: the theoretical peak of each line, from clocks "
+             "and unit counts (not measured).",
+             cli_prog(), gpuprobe_version_string(), (long long)from, (long long)to, text, backends);
+    char load[128];
+    load_text(load, sizeof load);
+    if (load[0]) {
+        size_t len = strlen(foot);
+        snprintf(foot + len, sizeof foot - len, " Machine load: %s (other work lowers the figures); "
+                 "the bars span the slowest to the fastest run.", load);
+    }
+    for (size_t i = 0; i < sw.n; i++)
+        if (!drawn[i] || sw.lines[i].stop != STOP_DONE)
+            plot_stop(foot, sizeof foot, &sw.lines[i], drawn[i]);
+    cli_chart_footer(c, foot);
+}
+
+/* --plot: GFLOP/s against n, log-log, a line per device and precision and
+ * its peak dashed. Returns 0, or 1 after saying why nothing was written. */
+static int sweep_plot(void)
+{
+    char sub[512] = "", date[32], why[512];
+    int gpus = 0, peaks = 0, colour = 0;
+    int *drawn = calloc(sw.n ? sw.n : 1, sizeof *drawn);
+    cli_chart *c = cli_chart_create();
+    if (!c || !drawn) {
+        free(drawn);
+        cli_chart_destroy(c);
+        cli_err("--plot %s: out of memory", args.plot);
+        return 1;
+    }
+    for (size_t i = 0; i < sw.n; i++) {
+        const line *l = &sw.lines[i];
+        gpus += l->gpu && (i == 0 || sw.lines[i - 1].device != l->device);
+        for (size_t k = 0; k < l->n; k++)
+            drawn[i] |= l->pts[k].st == GPUPROBE_OK;
+        if (drawn[i])
+            append_once(sub, sizeof sub, l->name);
+    }
+    for (size_t i = 0; i < sw.n; i++)
+        if (drawn[i])
+            plot_line(c, &sw.lines[i], colour++ % CLI_CHART_COLOURS, gpus, &peaks);
+    if (peaks)
+        cli_chart_series(c, "dashed: theoretical peak", CLI_LINE_DASHED, CLI_CHART_GREY);
+    measured_on(date, sizeof date);
+    size_t len = strlen(sub);
+    snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
+    cli_chart_title(c, "Matrix multiply throughput by size", sub);
+    cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG2,
+                   "Matrix size n: n \xc3\x97 n times n \xc3\x97 n (log scale)", NULL, 1);
+    cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "Throughput (FLOP/s, log scale)", "FLOP/s", 1e9);
+    plot_footer(c, drawn);
+    int rc = cli_plot_write(c, args.plot, why, sizeof why);
+    if (rc != 0)
+        cli_err("--plot %s: %s", args.plot, why);
+    cli_chart_destroy(c);
+    free(drawn);
+    return rc != 0;
+}
+
+/* Reports each failed run on stderr; 1 when one failed. A size that does
+ * not fit ends its line and is no failure, nor is a precision a device
+ * cannot run, unless no device ran a precision --dtype asked for. */
+static int sweep_failures(void)
+{
+    int failed = 0;
+    for (size_t i = 0; i < sw.n; i++) {
+        const line *l = &sw.lines[i];
+        if (l->stop != STOP_FAILED || l->n == 0)
+            continue;
+        const rec *x = &l->pts[l->n - 1];
+        cli_err("matmul on %s (%s) at n = %lld: %s: %s", l->spec, gpuprobe_dtype_name(l->dtype),
+                (long long)x->n, gpuprobe_status_string(x->st), x->error);
+        failed = 1;
+    }
+    for (size_t d = 0; args.dtype_given && d < args.ndtypes; d++) {
+        int ran = 0;
+        for (size_t i = 0; i < sw.n; i++)
+            ran |= sw.lines[i].dtype == args.dtypes[d] && sw.lines[i].n > 0 &&
+                   sw.lines[i].pts[0].st == GPUPROBE_OK;
+        if (!ran) {
+            cli_err("no device here ran %s", gpuprobe_dtype_name(args.dtypes[d]));
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
+static void sweep_free(void)
+{
+    for (size_t i = 0; i < sw.n; i++) {
+        for (size_t k = 0; k < sw.lines[i].n; k++)
+            gpuprobe_matmul_result_destroy(sw.lines[i].pts[k].r);
+        free(sw.lines[i].pts);
+    }
+    free(sw.lines);
+    memset(&sw, 0, sizeof sw);
+}
+
+/* Every device in every precision asked for (by default fp32 on the CPU
+ * and fp32, tf32, fp16 and bf16 on a GPU), then the table or JSON, and
+ * the picture. */
+static int run_sweep(gpuprobe_context *ctx)
+{
+    static const gpuprobe_dtype cpu_dt[] = {GPUPROBE_DTYPE_FP32};
+    static const gpuprobe_dtype gpu_dt[] = {GPUPROBE_DTYPE_FP32, GPUPROBE_DTYPE_TF32,
+                                            GPUPROBE_DTYPE_FP16, GPUPROBE_DTYPE_BF16};
+    const char *detail = "";
+    sw.cause = GPUPROBE_CUDA_NOT_BUILT;
+    gpuprobe_cuda_status(ctx, &sw.cause, &detail);
+    snprintf(sw.detail, sizeof sw.detail, "%s", detail);
+    sw.progress = isatty(STDERR_FILENO);
+    sw.load[0] = load_average();
+    gpuprobe_device_get_int(ctx, 0, GPUPROBE_ATTR_LOGICAL_CORES, &sw.cpus);
+    size_t dev[MAX_SWEEP_DEVICES], ndev = 0;
+    int rc = sweep_devices(ctx, dev, &ndev);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!cli_json()) {
+        cli_line("Matrix multiply sweep: n x n x n for n doubling, the median of the timed runs at each n:");
+        fflush(stdout);
+    }
+    for (size_t d = 0; d < ndev && rc == CLI_EXIT_OK; d++) {
+        int gpu = is_cuda(ctx, dev[d]);
+        const gpuprobe_dtype *dts = args.dtype_given ? args.dtypes : gpu ? gpu_dt : cpu_dt;
+        size_t count = args.dtype_given ? args.ndtypes : gpu ? 4 : 1;
+        for (size_t i = 0; i < count && rc == CLI_EXIT_OK; i++) {
+            line *l = new_line(ctx, dev[d], dts[i]);
+            if (l)
+                run_line(ctx, l);
+            else
+                rc = CLI_EXIT_FAIL;
+        }
+    }
+    if (sw.progress)
+        fputs("\r\033[K", stderr);
+    sw.load[1] = load_average();
+    if (rc != CLI_EXIT_OK) {
+        cli_err("out of memory");
+        sweep_free();
+        return rc;
+    }
+    int plot_failed = args.plot ? sweep_plot() : 0;
+    int failed = sweep_failures();
+    if (cli_json())
+        rc = print_sweep_json(args.plot && !plot_failed);
+    else
+        print_sweep_text();
+    if (!cli_json() && args.plot && !plot_failed) {
+        cli_endl();
+        cli_line("Drawn into %s: GFLOP/s against n, both on log scales; dashed: theoretical peaks.", args.plot);
+    }
+    sweep_free();
+    return rc != CLI_EXIT_OK ? rc : failed || plot_failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
 static int run(gpuprobe_context *ctx)
 {
+    if (args.sweep)
+        return run_sweep(ctx);
     plan p;
     memset(&p, 0, sizeof p);
     int rc = run_all(ctx, &p);
@@ -726,11 +1481,13 @@ static int bw_run(gpuprobe_context *ctx, const char *device, int64_t runs, int64
 
 static int check(void)
 {
-    if (args.bandwidth && args.matmul_given)
+    if (args.bandwidth && (args.size_given || args.dtype_given || args.batch_given))
         return cli_usage_error("--size, --dtype and --batch are a matmul's: not with --bandwidth");
+    if (args.bandwidth && (args.sweep || args.plot || budget_given))
+        return cli_usage_error("--sweep, --budget and --plot are a matmul's: not with --bandwidth");
     if (!args.bandwidth && args.bytes)
         return cli_usage_error("--bytes is for --bandwidth");
-    return CLI_EXIT_OK;
+    return args.bandwidth ? CLI_EXIT_OK : matmul_check();
 }
 
 static int run_command(gpuprobe_context *ctx)

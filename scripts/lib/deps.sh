@@ -23,11 +23,12 @@ GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev lib
 # (g++), nm/readelf (binutils), the command tests and helper scripts
 # (python3), the check of the Kubernetes manifests (python3-yaml), the
 # Debian package test (dpkg-dev: dpkg-shlibdeps; lintian: no errors in the
-# packages); optional:
+# packages), the commands' pictures (libcairo2-dev: --plot; the build
+# stage requires it, the nocuda stage builds without it); optional:
 # the ABI comparison (abigail-tools), the API reference (doxygen), the man
 # page checks (mandoc, man-db).
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_CHECK=(g++ binutils python3 python3-yaml dpkg-dev lintian)
+GPUPROBE_DEPS_CHECK=(g++ binutils python3 python3-yaml dpkg-dev lintian libcairo2-dev)
 # shellcheck disable=SC2034
 GPUPROBE_DEPS_CHECK_OPTIONAL=(abigail-tools doxygen mandoc man-db)
 

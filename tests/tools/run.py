@@ -8,6 +8,8 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --stdout MODE    pipe (default) | full (/dev/full) | closed (descriptor 1
                    closed) | epipe (a pipe whose reader is gone, SIGPIPE
                    default) | epipe-ignored (the same with SIGPIPE ignored)
+  --stderr-tty     standard error is a terminal (a pseudo-terminal whose
+                   output is read back as stderr; --clean then skips it)
   --env K=V        set K; V may carry \\xHH, \\e, \\n escapes (raw bytes)
   --preload LIB    run with LD_PRELOAD=LIB (the fault shim)
   --out RE         stdout (decoded as UTF-8, errors replaced) must match RE
@@ -21,6 +23,7 @@ usage: run.py [options] -- PROGRAM [ARG...]
                    stands for U+FFFD, as the commands write it)
   --json-eq PATH=JSON   (with --json) the member at PATH equals the JSON
                    value (150754820096, true, null, "cuda:1")
+  --json-near PATH=X  (with --json) the number at PATH is within 0.01% of X
   --clean          stdout and stderr are valid UTF-8 without control bytes
                    other than newline: nothing raw reached the terminal
   --err-max-line N no line of stderr is longer than N bytes
@@ -43,9 +46,19 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --spawn          start a helper process (sleep) first; its PID replaces
                    @PID@ in --env values, --out/--err patterns and the file
                    SIMCUDA_CONFIG names
+  --png FILE       FILE is a valid PNG of 1920 x 1200 pixels (plotcheck.py)
+  --pdf FILE       FILE is a PDF with a page
+  --svg FILE       FILE is an SVG that parses as XML
+  --svg-text TEXT  (with --svg) a text element of it holds TEXT
+  --svg-points     (with --svg and --json) the points of a gpuprobe-bench
+                   sweep sit where the JSON document's figures put them
+  --absent FILE    there is no FILE after the run
+  --files DIR=N    DIR holds exactly N entries after the run (nothing left
+                   behind)
 
 {C*N} in an ARG stands for the character C repeated N times (a long argument
-without a long test command line).
+without a long test command line). {tmp} in an ARG or a FILE is a new empty
+directory for this run, removed afterwards.
 
 Passes (exit 0) when every check holds; otherwise prints what happened.
 """
@@ -62,6 +75,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jsondoc  # noqa: E402
+import plotcheck  # noqa: E402
 
 
 def unescape(text):
@@ -140,12 +154,41 @@ def member(doc, path, problems):
     return doc
 
 
+def check_files(a, doc):
+    """The pictures and files the run left (--png ... --files)."""
+    problems = []
+    if a.png:
+        problems += plotcheck.check_png(a.png, 1920, 1200)
+    if a.pdf:
+        problems += plotcheck.check_pdf(a.pdf)
+    if a.svg:
+        root, problem = plotcheck.load_svg(a.svg)
+        if problem:
+            return problems + [problem]
+        have = plotcheck.texts(root)
+        for want in a.svg_text:
+            if not any(want in t for t in have):
+                problems.append("no text of the SVG holds %r (it has %r)" % (want, have[:40]))
+        if a.svg_points and doc is not None:
+            problems += plotcheck.check_points(root, doc)
+    for path in a.absent:
+        if os.path.lexists(path):
+            problems.append("%s exists" % path)
+    for spec in a.files:
+        path, _, count = spec.rpartition("=")
+        names = sorted(os.listdir(path))
+        if len(names) != int(count):
+            problems.append("%s holds %s, expected %s entries" % (path, names, count))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rc", default="0")
     ap.add_argument("--stdout", default="pipe",
                     choices=["pipe", "full", "closed", "epipe", "epipe-ignored"])
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--stderr-tty", action="store_true")
     ap.add_argument("--preload")
     ap.add_argument("--out", action="append", default=[])
     ap.add_argument("--err", action="append", default=[])
@@ -156,6 +199,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--json-has", action="append", default=[])
     ap.add_argument("--json-eq", action="append", default=[])
+    ap.add_argument("--json-near", action="append", default=[])
     ap.add_argument("--clean", action="store_true")
     ap.add_argument("--err-max-line", type=int)
     ap.add_argument("--out-max-line", type=int)
@@ -167,12 +211,28 @@ def main():
     ap.add_argument("--tty", action="store_true")
     ap.add_argument("--signal")
     ap.add_argument("--spawn", action="store_true")
+    ap.add_argument("--png")
+    ap.add_argument("--pdf")
+    ap.add_argument("--svg")
+    ap.add_argument("--svg-text", action="append", default=[])
+    ap.add_argument("--svg-points", action="store_true")
+    ap.add_argument("--absent", action="append", default=[])
+    ap.add_argument("--files", action="append", default=[])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     cmd = [re.sub(r"\{(.)\*([0-9]+)\}", lambda m: m.group(1) * int(m.group(2)), x) for x in cmd]
-    if (a.json_has or a.json_eq) and not a.json:
-        ap.error("--json-has and --json-eq need --json")
+    if (a.json_has or a.json_eq or a.json_near or a.svg_points) and not a.json:
+        ap.error("--json-has, --json-eq, --json-near and --svg-points need --json")
+    if (a.svg_text or a.svg_points) and not a.svg:
+        ap.error("--svg-text and --svg-points need --svg")
+    scratch = tempfile.TemporaryDirectory(prefix="run-py-files.")
+    cmd = [x.replace("{tmp}", scratch.name) for x in cmd]
+    for name in ("png", "pdf", "svg"):
+        if getattr(a, name):
+            setattr(a, name, getattr(a, name).replace("{tmp}", scratch.name))
+    a.absent = [x.replace("{tmp}", scratch.name) for x in a.absent]
+    a.files = [x.replace("{tmp}", scratch.name) for x in a.files]
 
     env = dict(os.environb)
     for k in (b"GPUPROBE_DEVICE", b"GPUPROBE_CUDA", b"GPUPROBE_CUDA_LIBDIR", b"GPUPROBE_NVML"):
@@ -220,10 +280,13 @@ def main():
         stdout = write_end
         if a.stdout == "epipe-ignored":
             preexec = lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # noqa: E731
+    stderr, tty = subprocess.PIPE, None
+    if a.stderr_tty:
+        tty, stderr = os.openpty()
     if a.tty:
         returncode, out, err = run_on_tty(cmd, env)
     else:
-        p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env,
+        p = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, env=env,
                              preexec_fn=preexec)
         timer = None
         if a.signal:
@@ -240,6 +303,18 @@ def main():
     if write_end is not None:
         os.close(write_end)
     out = out or b""
+    if tty is not None:  # what the program wrote to its terminal
+        os.close(stderr)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(tty, 4096)
+            except OSError:  # EIO: nothing more
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(tty)
     text_out = out.decode("utf-8", "replace")
     text_err = err.decode("utf-8", "replace")
 
@@ -264,7 +339,7 @@ def main():
     if a.err_empty and err:
         problems.append("stderr is not empty")
     if a.clean:
-        problems += clean(out, "stdout") + clean(err, "stderr")
+        problems += clean(out, "stdout") + ([] if a.stderr_tty else clean(err, "stderr"))
     if a.width:
         problems += widths(text_out, a.width)
     if a.borders:
@@ -273,6 +348,7 @@ def main():
         longest = max((len(line) for line in data.split(b"\n")), default=0)
         if limit is not None and longest > limit:
             problems.append("%s has a line of %d bytes (at most %d)" % (what, longest, limit))
+    doc = None
     if a.json:
         try:
             doc = jsondoc.json.loads(out.decode("utf-8"))
@@ -298,6 +374,14 @@ def main():
                 if got is not MISSING and (got != want or type(got) is not type(want)):
                     problems.append("%s is %s, expected %s"
                                     % (path, jsondoc.json.dumps(got), jsondoc.json.dumps(want)))
+            for spec in a.json_near:
+                path, _, want = spec.partition("=")
+                got = member(doc, path, problems)
+                if got is not MISSING and (not isinstance(got, (int, float)) or isinstance(got, bool)
+                                           or abs(got - float(want)) > 1e-4 * abs(float(want))):
+                    problems.append("%s is %r, expected %s within 0.01%%" % (path, got, want))
+
+    problems += check_files(a, doc)
 
     if a.sim_stats:
         try:
@@ -325,6 +409,7 @@ def main():
             if not any(re.fullmatch(r, c) for c in calls):
                 problems.append("the simulation's call log has no call matching %r" % r)
     tmp.cleanup()
+    scratch.cleanup()
 
     if problems:
         print("command: %r" % cmd)

@@ -227,11 +227,12 @@ static void parse_cc_and_workload(void **state)
 
 /* ---- the command line ---- */
 
-enum { O_SIZE, O_FLAG, O_JSON };
+enum { O_SIZE, O_FLAG, O_JSON, O_RANGE };
 static const cli_option test_options[] = {
     [O_SIZE] = {"size", "N", "a size", 's'},
     [O_FLAG] = {"flag", NULL, "a flag", 'f'},
     [O_JSON] = {"json", NULL, "json", 0},
+    [O_RANGE] = {"range", "[A..B]", "a value that may be left out", 0},
     {NULL, NULL, NULL, 0},
 };
 static const cli_command test_command = {
@@ -301,6 +302,59 @@ static void command_line_errors(void **state)
         assert_int_equal(cli_next(&a, &v), CLI_ARGS_EXIT);
         assert_int_equal(a.status, CLI_EXIT_USAGE);
     }
+}
+
+/* An option whose value may be left out takes "=VALUE", or the next
+ * argument when that is not an option. */
+static void command_line_optional_value(void **state)
+{
+    (void)state;
+    char *argv[] = {"test-cli", "--range", "--range", "1..2", "--range=--x", "--range", "--json", "--range", NULL};
+    int argc = 8;
+    cli_start(&test_command, argc, argv);
+    assert_int_equal(cli_json(), 1); /* not taken for --range's value */
+    cli_args a = CLI_ARGS_INIT(argc, argv);
+    const char *v = "unset";
+    assert_int_equal(cli_next(&a, &v), O_RANGE);
+    assert_null(v);
+    assert_int_equal(cli_next(&a, &v), O_RANGE);
+    assert_string_equal(v, "1..2");
+    assert_int_equal(cli_next(&a, &v), O_RANGE);
+    assert_string_equal(v, "--x");
+    assert_int_equal(cli_next(&a, &v), O_RANGE);
+    assert_null(v);
+    assert_int_equal(cli_next(&a, &v), O_RANGE); /* the last argument */
+    assert_null(v);
+    assert_int_equal(cli_next(&a, &v), CLI_ARGS_END);
+    /* A required value still takes the next argument, whatever it is. */
+    char *argv2[] = {"test-cli", "--size", "-1", NULL};
+    cli_start(&test_command, 3, argv2);
+    cli_args b = CLI_ARGS_INIT(3, argv2);
+    assert_int_equal(cli_next(&b, &v), O_SIZE);
+    assert_string_equal(v, "-1");
+}
+
+static void parse_range(void **state)
+{
+    (void)state;
+    uint64_t from = 0, to = 0;
+    assert_int_equal(cli_parse_range("64..8192", 1u << 20, &from, &to), 0);
+    assert_int_equal(from, 64);
+    assert_int_equal(to, 8192);
+    assert_int_equal(cli_parse_range("1e3..1e4", 1u << 20, &from, &to), 0);
+    assert_int_equal(from, 1000);
+    assert_int_equal(to, 10000);
+    assert_int_equal(cli_parse_range("8..8", 8, &from, &to), 0);
+    assert_int_equal(from, 8);
+    static const char *bad[] = {"64", "..8", "8..", "9..8", "1.5..8", "64...100", "1..9", "a..b", "", "8..8..8"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        from = to = 77;
+        if (cli_parse_range(bad[i], 8, &from, &to) == 0)
+            fail_msg("'%s' was taken", bad[i]);
+        assert_int_equal(from, 77);
+        assert_int_equal(to, 77);
+    }
+    assert_int_equal(cli_parse_range(NULL, 8, &from, &to), -1);
 }
 
 static void json_prescan_skips_option_values(void **state)
@@ -395,6 +449,8 @@ int main(void)
         cmocka_unit_test(command_line_forms),
         cmocka_unit_test(command_line_letters),
         cmocka_unit_test(command_line_errors),
+        cmocka_unit_test(command_line_optional_value),
+        cmocka_unit_test(parse_range),
         cmocka_unit_test(json_prescan_skips_option_values),
         cmocka_unit_test(human_figures),
         cmocka_unit_test(fit_to_columns),

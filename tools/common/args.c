@@ -18,6 +18,19 @@
 
 static const cli_command *command;
 
+/* Whether o's value may be left out ("[FROM..TO]"). */
+static int optional_value(const cli_option *o)
+{
+    return o->arg && o->arg[0] == '[';
+}
+
+/* Whether the argument after an option with an optional value is that
+ * value: anything but another option. */
+static int takes_next(const cli_option *o, const char *next)
+{
+    return !optional_value(o) || (next && next[0] != '-');
+}
+
 /* The option of cmd named by the n bytes at name, or NULL. */
 static const cli_option *find_option(const cli_command *cmd, const char *name, size_t n)
 {
@@ -64,7 +77,7 @@ void cli_start(const cli_command *cmd, int argc, char **argv)
         if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
             continue;
         const cli_option *o = find_option(cmd, arg + 2, strlen(arg + 2));
-        if (o && o->arg)
+        if (o && o->arg && takes_next(o, i + 1 < argc ? argv[i + 1] : NULL))
             i++;
         else if (o && strcmp(o->name, "json") == 0)
             cli_set_json(1);
@@ -113,9 +126,9 @@ static int short_option(const cli_command *cmd, cli_args *a, const char *arg,
             return cli_next(a, value); /* cli_start() saw it already */
     } else if (*rest) {
         *value = rest[0] == '=' ? rest + 1 : rest;
-    } else if (a->i < a->argc) {
+    } else if (a->i < a->argc && takes_next(o, a->argv[a->i])) {
         *value = a->argv[a->i++];
-    } else {
+    } else if (!optional_value(o)) {
         a->status = cli_usage_error("option '-%c' needs a value (%s)", o->letter, o->arg);
         return CLI_ARGS_EXIT;
     }
@@ -167,9 +180,9 @@ int cli_next(cli_args *a, const char **value)
             return cli_next(a, value); /* cli_start() saw it already */
     } else if (eq) {
         *value = eq + 1;
-    } else if (a->i < a->argc) {
+    } else if (a->i < a->argc && takes_next(o, a->argv[a->i])) {
         *value = a->argv[a->i++];
-    } else {
+    } else if (!optional_value(o)) {
         a->status = cli_usage_error("option '--%s' needs a value (%s)", o->name, o->arg);
         return CLI_ARGS_EXIT;
     }

@@ -12,7 +12,8 @@
 
 typedef struct cli_option {
     const char *name; /* long name without "--"; "json" turns on --json */
-    const char *arg;  /* placeholder of its value in --help ("N"); NULL: a flag */
+    const char *arg;  /* placeholder of its value in --help ("N"); NULL: a flag;
+                       * in brackets ("[FROM..TO]"): the value may be left out */
     const char *help; /* one line for --help */
     char letter;      /* its short alias ('i' for -i), or 0 for none */
 } cli_option;
@@ -50,11 +51,13 @@ void cli_start(const cli_command *cmd, int argc, char **argv);
  *
  * Accepts "--name VALUE" and "--name=VALUE", exact names only, and for an
  * option with a letter "-x VALUE", "-xVALUE" and "-x=VALUE" (a flag's
- * letter stands alone: "-x"; letters are not bundled); "--help" and "-h"
+ * letter stands alone: "-x"; letters are not bundled); an option whose
+ * value may be left out takes the next argument only when that does not
+ * start with '-' (the commands take no operands); "--help" and "-h"
  * print the help on stdout and "--version" the version (status 0);
  * "--json" is consumed here. Anything else (unknown option, missing value,
  * a value given to a flag, an operand) is a usage error: reported, status
- * 2. */
+ * 2. An option given without its optional value comes with *value NULL. */
 typedef struct cli_args {
     int argc;
     char **argv;

@@ -9,6 +9,8 @@
  * docs/commands.md, checked by arch.layers):
  *
  *   start.h    cli_main(): options, a context, the work, the end
+ *   plot.h     a chart drawn into a PNG, SVG or PDF file (cairo)
+ *   chart.h    a chart to fill: axes, series, levels, labels, legend
  *   probe.h    the CUDA answer, a device as JSON
  *   model.h    a model named on the command line: its config.json found
  *              (path, hub cache, shipped) and read; the workload options
@@ -16,8 +18,8 @@
  *   report.h   failed calls and usage errors (stderr, JSON error document)
  *   json.h     JSON documents and --json
  *   text.h     program name, quoting, lines, stderr, the end
- *   figures.h, values.h, file.h   numbers for people, values parsed,
- *              files replaced (beside text.h)
+ *   figures.h, values.h, file.h, axis.h   numbers for people, values
+ *              parsed, files replaced, axis ticks (beside text.h)
  *
  * Exit statuses, the same in every program (docs/json.md, the man pages):
  *   0  success: the question was answered
@@ -40,10 +42,13 @@
 #include "gpuprobe.h"
 
 #include "args.h"
+#include "axis.h"
+#include "chart.h"
 #include "figures.h"
 #include "file.h"
 #include "json.h"
 #include "model.h"
+#include "plot.h"
 #include "probe.h"
 #include "report.h"
 #include "start.h"

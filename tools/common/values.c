@@ -31,6 +31,23 @@ int cli_parse_count(const char *text, uint64_t limit, uint64_t *out)
     return 0;
 }
 
+int cli_parse_range(const char *text, uint64_t limit, uint64_t *from, uint64_t *to)
+{
+    const char *dots = text ? strstr(text, "..") : NULL;
+    char first[64];
+    size_t n = dots ? (size_t)(dots - text) : 0;
+    if (n == 0 || n >= sizeof first)
+        return -1;
+    memcpy(first, text, n);
+    first[n] = '\0';
+    uint64_t lo = 0, hi = 0;
+    if (cli_parse_count(first, limit, &lo) != 0 || cli_parse_count(dots + 2, limit, &hi) != 0 || lo > hi)
+        return -1;
+    *from = lo;
+    *to = hi;
+    return 0;
+}
+
 int cli_parse_size(const char *text, uint64_t limit, uint64_t *out)
 {
     static const struct {

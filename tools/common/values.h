@@ -21,6 +21,9 @@ int cli_parse_count(const char *text, uint64_t limit, uint64_t *out);
  * (powers of 1024), in any letter case ("20GB", "20GiB", "1.5gib",
  * "2e10"). The bytes must come out whole and at most limit. */
 int cli_parse_size(const char *text, uint64_t limit, uint64_t *out);
+/* A range "FROM..TO" of two counts as cli_parse_count() takes them, FROM
+ * <= TO ("64..8192", "1e3..1e4"). */
+int cli_parse_range(const char *text, uint64_t limit, uint64_t *from, uint64_t *to);
 /* A compute capability "X" or "X.Y". */
 int cli_parse_cc(const char *text, int *major, int *minor);
 /* "weights", "inference", "training". */
