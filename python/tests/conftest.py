@@ -40,17 +40,7 @@ sys.path.insert(0, str(SRC))
 
 # Fleets of the simulated NVIDIA stack (docs/testing.md: configuring a fleet).
 # Eight GPUs of four products, some busy, two with another program's context.
-FLEET_EIGHT = ";".join([
-    "[gpu]", "preset=H200", "pci=0000:c1:00.0", "free=100GiB", "utilization=80",
-    "[gpu]", "preset=H200", "pci=0000:19:00.0", "free=120GiB", "utilization=30",
-    "[gpu]", "preset=H100", "pci=0000:2a:00.0", "free=60GiB",
-    "[gpu]", "preset=A100-80GB", "pci=0000:3b:00.0", "free=70GiB", "process=4242:10GiB",
-    "[gpu]", "preset=H200", "pci=0000:5d:00.0", "free=120GiB", "utilization=5",
-    "[gpu]", "preset=L4", "pci=0000:9a:00.0",
-    "[gpu]", "preset=A100-40GB", "pci=0000:ab:00.0", "free=30GiB",
-    "[gpu]", "preset=H200", "pci=0000:db:00.0", "free=140GiB", "utilization=50",
-    "process=5151:30GiB",
-])
+FLEET_EIGHT = (REPO / "tests" / "simcuda" / "fleet8.conf").read_text()
 FLEET_TWO = ("[gpu];preset=A100-40GB;uuid=GPU-5e1e0000-a100-4000-8000-00000000000a;"
              "pci=0000:21:00.0;free=30GiB;[gpu];preset=H200;"
              "uuid=GPU-5e1e0000-4200-4000-8000-00000000000b;pci=0000:81:00.0;free=120GiB")
