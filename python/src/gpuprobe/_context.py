@@ -36,7 +36,7 @@ _DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "float64": "fp64", "double
                   "float8_e4m3fn": "fp8", "float8_e5m2": "fp8"}
 
 
-def _types():
+def _types() -> Any:
     """The dataclasses' module, imported at the first call that needs it."""
     from . import _types as module
 
@@ -76,7 +76,7 @@ class Context:
     def __init__(self) -> None:
         self._lib = _lib.load()
         self._c = self._lib.c
-        self._lock = _thread.RLock()
+        self._lock = _thread.RLock()  # type: ignore[attr-defined]
         handle = ctypes.c_void_p()
         self._lib.check(self._c.gpuprobe_context_create(ctypes.byref(handle), 0))
         self._handle: Optional[int] = handle.value
@@ -253,7 +253,8 @@ class Context:
         return index.value, self._text(reason.value)
 
     def _requirements(self, min_free: SizeArg, min_cc: Any, max_utilization: Optional[int],
-                      no_other_process: bool, model: Any, workload: Dict[str, Any]):
+                      no_other_process: bool, model: Any,
+                      workload: Dict[str, Any]) -> "_lib.Requirements":
         req = _lib.new_requirements()
         need = 0 if min_free is None else parse_size(min_free, "min_free")
         if model is not None:
@@ -294,6 +295,9 @@ class Context:
                 raise self._lib.error(_lib.ERR_NOT_FOUND, message="device index %d: there are "
                                       "%d devices" % (which, self.device_count()))
             return which, None
+        if not isinstance(which, str):
+            raise TypeError("a device is a spec such as 'cuda:1', an index or a Device, not %s"
+                            % type(which).__name__)
         return self._select(which, _lib.new_requirements(), False)
 
     def visible_devices(self, spec: Union[str, Device, Sequence[Device]] = "auto",
@@ -309,7 +313,7 @@ class Context:
         elif isinstance(spec, _types().Device):
             devices = [spec]
         else:
-            devices = list(spec)
+            devices = list(spec)  # type: ignore[arg-type]
         ids = []
         for d in devices:
             if d.kind != "cuda":
@@ -354,8 +358,9 @@ class Context:
                                    c.gpuprobe_matmul_param_bounds, opts, _lib.MATMUL_PARAM[name],
                                    value, name)
                 st = c.gpuprobe_matmul_run(self._h(), index, opts, 0, ctypes.byref(result))
-                error = self._lib.error(st, self._handle) if st != _lib.OK else None
-                out = self._matmul_result(result, index, reason) if result.value else None
+                error: Optional[Error] = self._lib.error(st, self._handle) if st != _lib.OK else None
+                out: Optional[MatmulResult] = (self._matmul_result(result, index, reason)
+                                               if result.value else None)
             finally:
                 c.gpuprobe_matmul_result_destroy(result)
                 c.gpuprobe_matmul_options_destroy(opts)
@@ -478,6 +483,7 @@ class Context:
         except BaseException:
             c.gpuprobe_model_destroy(handle)
             raise
+        assert handle.value is not None
         return handle.value
 
     def _plan_options(self, w: Workload) -> int:
@@ -500,6 +506,7 @@ class Context:
         except BaseException:
             c.gpuprobe_plan_options_destroy(opts)
             raise
+        assert opts.value is not None
         return opts.value
 
     def _plan_struct(self, how: str, index: Optional[int], model: int,

@@ -11,6 +11,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from typing import Dict, Optional, Type
 
+    from ._types import MatmulResult
+
 
 class Error(Exception):
     """A libgpuprobe call failed.
@@ -111,7 +113,7 @@ class VerifyFailedError(Error):
     holds the figures of the run (a :class:`gpuprobe.MatmulResult`)."""
 
     status, name = 9, "verify_failed"
-    result = None
+    result: Optional[MatmulResult] = None
 
 
 class OverflowError(Error, builtins.OverflowError):  # noqa: A001 (the status's name)

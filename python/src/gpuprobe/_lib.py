@@ -17,7 +17,7 @@ from ._errors import LibraryError, error_for_status
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
+    from typing import Any, List, Optional, Tuple
 
 SONAME = "libgpuprobe.so.1"
 #: The ABI this package is written against: major 1, and the 1.1 functions
@@ -144,7 +144,7 @@ class PlanStruct(ctypes.Structure):
     ]
 
 
-def new_struct(kind):
+def new_struct(kind: Any) -> Any:
     """A struct of `kind` with its size member set, as the _INIT macros do."""
     s = kind()
     s.size = ctypes.sizeof(kind)

@@ -121,9 +121,9 @@ def resolve(name: str, library_path: Optional[str]) -> Tuple[str, str]:
         return path, "file"
     looked = ["no file or directory %s" % path]
     if not _looks_like_path(name) and _is_hub_id(name):
-        cfg, why = _hub_snapshot(name)
-        if cfg:
-            return cfg, "hub cache"
+        snapshot, why = _hub_snapshot(name)
+        if snapshot:
+            return snapshot, "hub cache"
         looked.append(why)
         if "/" not in name:
             dirs = models_dirs(library_path)
