@@ -346,24 +346,17 @@ class Context:
         m_, n_, k_ = shape if shape is not None else (n, n, n)
         values.update(m=m_, n=n_, k=k_, dtype=self._dtype(dtype))
         c = self._c
-        with self._lock:
+        with self._lock, _Made(self._lib) as made:
             index, reason = self._index(device)
-            opts = ctypes.c_void_p()
-            self._lib.check(c.gpuprobe_matmul_options_create(ctypes.byref(opts)))
+            opts = made.params("matmul", {k: v for k, v in values.items() if v is not None})
             result = ctypes.c_void_p()
             try:
-                for name, value in values.items():
-                    if value is not None:
-                        _set_param(self._lib, c.gpuprobe_matmul_options_set,
-                                   c.gpuprobe_matmul_param_bounds, opts, _lib.MATMUL_PARAM[name],
-                                   value, name)
                 st = c.gpuprobe_matmul_run(self._h(), index, opts, 0, ctypes.byref(result))
                 error: Optional[Error] = self._lib.error(st, self._handle) if st != _lib.OK else None
                 out: Optional[MatmulResult] = (self._matmul_result(result, index, reason)
                                                if result.value else None)
             finally:
                 c.gpuprobe_matmul_result_destroy(result)
-                c.gpuprobe_matmul_options_destroy(opts)
         if error is not None:
             if isinstance(error, VerifyFailedError):
                 error.result = out
@@ -409,8 +402,8 @@ class Context:
         from . import _models
 
         m = _models.make_model(model, self._lib.path)
-        with self._lock:
-            handle = self._model_handle(m)
+        with self._lock, _Made(self._lib) as made:
+            handle = made.params("model", m.parameters)
             try:
                 self._plan_struct("compute", None, handle, None)
             except Error as exc:
@@ -419,8 +412,6 @@ class Context:
                 # A file's faults begin with its path, as the C reader's do.
                 raise type(exc)("%s: %s" % (m.source, exc.message), status=exc.status,
                                 name=exc.name, text=exc.text) from None
-            finally:
-                self._c.gpuprobe_model_destroy(handle)
         return m
 
     def plan(self, model: Any, *, device: DeviceArg = "auto", **workload: Any) -> Plan:
@@ -439,15 +430,12 @@ class Context:
         """
         w = _types().Workload(**workload)
         m = self.load_model(model)
-        with self._lock:
+        with self._lock, _Made(self._lib) as made:
             dev_index, reason = self._index(device) if device is not None else (None, None)
-            handle, opts = self._model_handle(m), self._plan_options(w)
-            try:
-                ps = self._plan_struct("device" if dev_index is not None else "compute",
-                                       dev_index, handle, opts)
-            finally:
-                self._c.gpuprobe_plan_options_destroy(opts)
-                self._c.gpuprobe_model_destroy(handle)
+            handle = made.params("model", m.parameters)
+            opts = made.params("plan", self._plan_values(w))
+            ps = self._plan_struct("device" if dev_index is not None else "compute",
+                                   dev_index, handle, opts)
             dev = self._device(dev_index, reason) if dev_index is not None else None
         return _plan_of(ps, m, w, dev)
 
@@ -457,57 +445,31 @@ class Context:
         Raises NoFitError when no number of them does, CudaUnavailableError."""
         w = _types().Workload(**workload)
         m = self.load_model(model)
-        with self._lock:
-            handle, opts = self._model_handle(m), self._plan_options(w)
+        with self._lock, _Made(self._lib) as made:
+            handle = made.params("model", m.parameters)
+            opts = made.params("plan", self._plan_values(w))
             cap = self.device_count()
             out = (ctypes.c_size_t * cap)()
             count = ctypes.c_size_t()
-            try:
-                self._check(self._c.gpuprobe_plan_gpus(self._h(), handle, opts, 0,
-                                                       ctypes.byref(count), out, cap))
-            finally:
-                self._c.gpuprobe_plan_options_destroy(opts)
-                self._c.gpuprobe_model_destroy(handle)
+            self._check(self._c.gpuprobe_plan_gpus(self._h(), handle, opts, 0,
+                                                   ctypes.byref(count), out, cap))
             return [self._device(out[i]) for i in range(min(count.value, cap))]
 
-    def _model_handle(self, m: Model) -> int:
-        c = self._c
-        handle = ctypes.c_void_p()
-        self._lib.check(c.gpuprobe_model_create(ctypes.byref(handle)))
-        try:
-            for name, value in m.parameters.items():
-                if value == 0:  # "not given", which every parameter accepts
-                    continue
-                _set_param(self._lib, c.gpuprobe_model_set, c.gpuprobe_model_param_bounds,
-                           handle, _lib.MODEL_PARAM[name], value, name)
-        except BaseException:
-            c.gpuprobe_model_destroy(handle)
-            raise
-        assert handle.value is not None
-        return handle.value
-
-    def _plan_options(self, w: Workload) -> int:
-        c = self._c
-        opts = ctypes.c_void_p()
-        self._lib.check(c.gpuprobe_plan_options_create(ctypes.byref(opts)))
-        try:
-            for name in _lib.PLAN_PARAM:
-                value = getattr(w, name)
-                if value is None:
-                    continue
-                if name == "workload":
-                    value = _workload_value(self._lib, value)
-                elif name in ("weights_dtype", "kv_dtype"):
-                    value = self._dtype(value)
-                elif name in ("overhead", "margin"):
-                    value = parse_size(value, name)
-                _set_param(self._lib, c.gpuprobe_plan_options_set, c.gpuprobe_plan_param_bounds,
-                           opts, _lib.PLAN_PARAM[name], value, name)
-        except BaseException:
-            c.gpuprobe_plan_options_destroy(opts)
-            raise
-        assert opts.value is not None
-        return opts.value
+    def _plan_values(self, w: Workload) -> Dict[str, int]:
+        """The workload's parameters that were given, as the library's numbers."""
+        values = {}
+        for name in _lib.PLAN_PARAM:
+            value = getattr(w, name)
+            if value is None:
+                continue
+            if name == "workload":
+                value = _workload_value(self._lib, value)
+            elif name in ("weights_dtype", "kv_dtype"):
+                value = self._dtype(value)
+            elif name in ("overhead", "margin"):
+                value = parse_size(value, name)
+            values[name] = value
+        return values
 
     def _plan_struct(self, how: str, index: Optional[int], model: int,
                      opts: Optional[int]) -> "_lib.PlanStruct":
@@ -548,6 +510,49 @@ def _workload_value(lib: "_lib.Library", name: str) -> int:
         if lib.c.gpuprobe_workload_name(i).decode("ascii") == name:
             return i
     raise InvalidArgumentError("unknown workload %r: one of %s" % (name, ", ".join(_lib.WORKLOADS)))
+
+
+class _Made:
+    """The library's parameter objects (models, plan and matmul options) made
+    for one call, all destroyed when its ``with`` block ends."""
+
+    # kind: (create, destroy, set, bounds, parameter numbers)
+    KINDS = {
+        "model": ("gpuprobe_model_create", "gpuprobe_model_destroy", "gpuprobe_model_set",
+                  "gpuprobe_model_param_bounds", _lib.MODEL_PARAM),
+        "plan": ("gpuprobe_plan_options_create", "gpuprobe_plan_options_destroy",
+                 "gpuprobe_plan_options_set", "gpuprobe_plan_param_bounds", _lib.PLAN_PARAM),
+        "matmul": ("gpuprobe_matmul_options_create", "gpuprobe_matmul_options_destroy",
+                   "gpuprobe_matmul_options_set", "gpuprobe_matmul_param_bounds",
+                   _lib.MATMUL_PARAM),
+    }
+
+    def __init__(self, lib: "_lib.Library") -> None:
+        self.lib = lib
+        self.made: List[Tuple[Any, int]] = []
+
+    def __enter__(self) -> "_Made":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        while self.made:
+            destroy, obj = self.made.pop()
+            destroy(obj)
+
+    def params(self, kind: str, values: Dict[str, int]) -> int:
+        """A new object of `kind` with `values` set (0 is "not given", which
+        every model parameter accepts: left unset)."""
+        create, destroy, setter, bounds, numbers = self.KINDS[kind]
+        c = self.lib.c
+        obj = ctypes.c_void_p()
+        self.lib.check(getattr(c, create)(ctypes.byref(obj)))
+        assert obj.value is not None
+        self.made.append((getattr(c, destroy), obj.value))
+        for name, value in values.items():
+            if kind != "model" or value != 0:
+                _set_param(self.lib, getattr(c, setter), getattr(c, bounds), obj.value,
+                           numbers[name], value, name)
+        return obj.value
 
 
 def _set_param(lib: "_lib.Library", setter: Any, bounds: Any, obj: Any, param: int,
