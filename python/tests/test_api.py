@@ -72,8 +72,12 @@ def test_select_errors(gp):
         gp.select(max_utilization=101)
     with pytest.raises(gp.InvalidArgumentError, match="not a size"):
         gp.select(min_free="8 parsecs")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="context given without a model"):
         gp.select(context=8192)  # a workload without a model
+    with pytest.raises(TypeError, match="unexpected keyword argument.*: min_fre$"):
+        gp.select(min_fre="8GiB")  # a typo is not taken for a workload
+    with pytest.raises(TypeError, match="requirements apply to a spec"):
+        gp.visible_devices(gp.devices()[0], min_free=1)
     with pytest.raises(TypeError):
         gp.select(7)
 

@@ -255,6 +255,10 @@ class Context:
     def _requirements(self, min_free: SizeArg, min_cc: Any, max_utilization: Optional[int],
                       no_other_process: bool, model: Any,
                       workload: Dict[str, Any]) -> "_lib.Requirements":
+        unknown = set(workload) - set(_types().Workload.__dataclass_fields__)
+        if unknown:
+            raise TypeError("select() got unexpected keyword argument(s): %s"
+                            % ", ".join(sorted(unknown)))
         req = _lib.new_requirements()
         need = 0 if min_free is None else parse_size(min_free, "min_free")
         if model is not None:
@@ -310,6 +314,8 @@ class Context:
         comma-separated."""
         if isinstance(spec, str):
             devices: Sequence[Device] = [self.select(spec, **requirements)]
+        elif requirements:
+            raise TypeError("requirements apply to a spec, not to devices already chosen")
         elif isinstance(spec, _types().Device):
             devices = [spec]
         else:
@@ -595,21 +601,24 @@ def _plan_of(ps: "_lib.PlanStruct", m: Model, w: Workload, dev: Optional[Device]
 
 _DEFAULT: Optional[Context] = None
 _DEFAULT_LOCK = _thread.allocate_lock()
+_AT_EXIT = False
 
 
 def default_context() -> Context:
     """The context the module-level functions use, created at first use
     and closed when the interpreter exits (or by :func:`close`)."""
-    global _DEFAULT
+    global _DEFAULT, _AT_EXIT
     ctx = _DEFAULT
     if ctx is not None and not ctx.closed:
         return ctx
     with _DEFAULT_LOCK:
         if _DEFAULT is None or _DEFAULT.closed:
-            _DEFAULT = Context()
-            import atexit
+            if not _AT_EXIT:
+                import atexit
 
-            atexit.register(_DEFAULT.close)
+                atexit.register(close)  # once: close() closes whichever is current
+                _AT_EXIT = True
+            _DEFAULT = Context()
         return _DEFAULT
 
 
