@@ -5,6 +5,7 @@ plans' figures and errors."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -243,6 +244,24 @@ def test_hub_cache(gp, tmp_path, monkeypatch):
         % (hub / "models--org--absent" / "snapshots"))
 
 
+def test_hub_ids(gp, tmp_path, monkeypatch):
+    hub = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    repo = fake_hub(hub, "org/m", {"aaa": with_layers(1), ".partial": with_layers(2),
+                                   "bbb": with_layers(3)}, main="bbb\nignored\n")
+    assert gp.load_model("org/m").parameters["layers"] == 3  # the first line of refs/main
+    (repo / "refs" / "main").write_text("../aaa")  # not a snapshot's name: ignored
+    assert gp.load_model("org/m").parameters["layers"] == 1  # ".partial" is skipped
+    # Not model ids (the hub's spelling): no hub lookup, and only names
+    # without "/" are looked up as shipped configs.
+    for name, shipped in (("org/a--b", False), ("a/b/c", False), ("org/.x", False),
+                          ("x" * 97, True), ("Llama 3", True), ("org/", False)):
+        with pytest.raises(gp.NotFoundError) as e:
+            gp.load_model(name)
+        assert "Hugging Face" not in str(e.value)
+        assert ("not a shipped config" in str(e.value)) == shipped
+
+
 def test_hub_cache_location(gp, tmp_path, monkeypatch):
     for var in ("HF_HUB_CACHE", "HF_HOME"):
         monkeypatch.delenv(var, raising=False)
@@ -258,6 +277,13 @@ def test_hub_cache_location(gp, tmp_path, monkeypatch):
     assert gp.load_model("org/m").parameters["layers"] == 8  # HF_HUB_CACHE first
     monkeypatch.setenv("HF_HUB_CACHE", "")  # empty: unset
     assert gp.load_model("org/m").parameters["layers"] == 7
+    monkeypatch.setenv("HF_HOME", "")
+    monkeypatch.setenv("HOME", "")  # the password database's home then
+    import pwd
+
+    with pytest.raises(gp.NotFoundError, match=re.escape(os.path.join(
+            pwd.getpwuid(os.getuid()).pw_dir, ".cache", "huggingface", "hub", "models--org--m"))):
+        gp.load_model("org/m")
 
 
 def test_paths_and_directories(gp, tmp_path, monkeypatch):

@@ -166,7 +166,8 @@ print(json.dumps(dict(p=[p.device.spec, p.fits, p.available_bytes, p.overhead_so
     doc, stats = run_json(code, sim(FLEET_TWO), tmp_path)
     untouched(stats)
     spec, fits, available, source, ctx, batch, total = doc["p"]
-    assert (spec, fits, available, source) == ("cuda:1", True, 120 * GiB, "default")
+    assert (spec, fits, source) == ("cuda:1", True, "default")
+    assert 119 * GiB < available <= 120 * GiB  # NVML's free memory, less what cannot be had
     assert ctx > 8192 and batch > 1 and total < available
     assert doc["pick"][0] == "cuda:1"  # Mixtral's 93 GB fit the H200 only
     assert "cuda:0 (NVIDIA A100-SXM4-40GB): 32.2 GB free < " in doc["pick"][1]

@@ -37,7 +37,12 @@ def hub_cache_dir() -> str:
         return os.environ["HF_HUB_CACHE"]
     if os.environ.get("HF_HOME"):
         return os.path.join(os.environ["HF_HOME"], "hub")
-    return os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub")
+    home = os.environ.get("HOME")
+    if not home:  # unset or empty: the password database's
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    return os.path.join(home, ".cache", "huggingface", "hub")
 
 
 def models_dirs(library_path: Optional[str]) -> List[str]:
@@ -78,11 +83,13 @@ def _hub_snapshot(repo_id: str) -> Tuple[Optional[str], str]:
     snapshots = os.path.join(repo, "snapshots")
     if not os.path.isdir(snapshots):
         return None, "not in the Hugging Face cache (%s: no such directory)" % snapshots
-    order = sorted(os.listdir(snapshots))
+    order = sorted(n for n in os.listdir(snapshots) if not n.startswith("."))
     try:
         with open(os.path.join(repo, "refs", "main"), encoding="utf-8") as f:
-            main = f.read().strip()
+            main = (f.readline().split() or [""])[0]  # a commit hash
     except (OSError, ValueError):
+        main = ""
+    if "/" in main or main in (".", ".."):
         main = ""
     if main in order:
         order.remove(main)
@@ -94,44 +101,48 @@ def _hub_snapshot(repo_id: str) -> Tuple[Optional[str], str]:
     return None, "in the Hugging Face cache, but no snapshot of %s has a config.json" % repo
 
 
+HUB_ID_MAX = 96
+
+
 def _is_hub_id(text: str) -> bool:
-    parts = text.split("/")
-    return 1 <= len(parts) <= 2 and all(p and p not in (".", "..") for p in parts)
+    """NAME or ORG/NAME as the hub spells model ids: letters, digits, '.',
+    '_', '-', each part beginning with a letter or digit, no "--" or "..",
+    at most 96 bytes."""
+    import re
 
-
-def _looks_like_path(text: str) -> bool:
-    return (text.startswith(("/", "./", "../", "~")) or text.endswith(".json")
-            or text.count("/") > 1 or text in (".", ".."))
+    return (len(text.encode("utf-8")) <= HUB_ID_MAX and "--" not in text and ".." not in text
+            and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?", text)
+            is not None)
 
 
 def resolve(name: str, library_path: Optional[str]) -> Tuple[str, str]:
     """The config.json a model name stands for: (path, how it was found).
     In order: an existing file (a config.json) or directory (holding one);
     a Hugging Face id ("ORG/NAME" or "NAME") in the local hub cache; the
-    name of a shipped config. Raises NotFoundError saying where it looked."""
+    name (no "/") of a shipped config. Raises NotFoundError saying where it
+    looked."""
     if "\0" in name or not name:
         raise InvalidArgumentError("model name %r is empty or holds a NUL byte" % name)
-    path = os.path.expanduser(name)
-    if os.path.isdir(path):
-        cfg = os.path.join(path, "config.json")
+    if os.path.isdir(name):
+        cfg = os.path.join(name, "config.json")
         if not os.path.isfile(cfg):
             raise NotFoundError("model %r: the directory has no config.json (%s)" % (name, cfg))
         return cfg, "directory"
-    if os.path.exists(path):
-        return path, "file"
-    looked = ["no file or directory %s" % path]
-    if not _looks_like_path(name) and _is_hub_id(name):
+    if os.path.exists(name):
+        return name, "file"
+    looked = ["no file or directory %s" % name]
+    if _is_hub_id(name):
         snapshot, why = _hub_snapshot(name)
         if snapshot:
             return snapshot, "hub cache"
         looked.append(why)
-        if "/" not in name:
-            dirs = models_dirs(library_path)
-            for d in dirs:
-                cfg = os.path.join(d, name + ".json")
-                if os.path.isfile(cfg):
-                    return cfg, "shipped"
-            looked.append("not a shipped config (looked in %s)" % ", ".join(dirs))
+    if "/" not in name:
+        dirs = models_dirs(library_path)
+        for d in dirs:
+            cfg = os.path.join(d, name + ".json")
+            if os.path.isfile(cfg):
+                return cfg, "shipped"
+        looked.append("not a shipped config (looked in %s)" % ", ".join(dirs))
     raise NotFoundError("model %r not found: %s; nothing is downloaded" % (name, "; ".join(looked)))
 
 
