@@ -4,7 +4,8 @@
 # (tests/fakelib/fakelib.c). Each lands in its
 # own directory under <build>/tests/fakelib/; the test finds them through
 # GP_FAKELIB_DIR, and points GPUPROBE_CUDA_LIBDIR or the gp_test_dlopen
-# seam at them.
+# seam at them. The libgpuprobe.so.1 fakes are for the Python package's
+# version check (python/tests, which finds them under the build tree).
 
 set(GP_FAKELIB_DIR ${CMAKE_CURRENT_BINARY_DIR}/fakelib)
 
@@ -55,3 +56,10 @@ foreach(test test_loader test_nvml)
     target_compile_definitions(${test} PRIVATE GP_FAKELIB_DIR="${GP_FAKELIB_DIR}")
   endif()
 endforeach()
+
+# libgpuprobe itself, too old (1.0.3), of another major (2.1.0), and one
+# that is not libgpuprobe at all (no gpuprobe_version).
+gp_fakelib(gpuprobe-1.0 libgpuprobe.so.1 FAKE_GPUPROBE)
+gp_fakelib(gpuprobe-2.1 libgpuprobe.so.1 FAKE_GPUPROBE)
+target_compile_definitions(fakelib_gpuprobe_2.1 PRIVATE FAKE_GPUPROBE_VERSION=20100)
+gp_fakelib(gpuprobe-none libgpuprobe.so.1 FAKE_GPUPROBE gpuprobe_version)

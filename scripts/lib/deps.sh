@@ -26,11 +26,13 @@ GPUPROBE_DEPS_BUILD=(cmake make gcc pkg-config libopenblas-dev libcmocka-dev lib
 # packages), the commands' pictures (libcairo2-dev: --plot; the build
 # stage requires it, the nocuda stage builds without it); optional:
 # the ABI comparison (abigail-tools), the API reference (doxygen), the man
-# page checks (mandoc, man-db).
+# page checks (mandoc, man-db), the Python package's tests (python3-pytest;
+# its offline install test: python3-venv, python3-setuptools, python3-wheel).
 # shellcheck disable=SC2034
 GPUPROBE_DEPS_CHECK=(g++ binutils python3 python3-yaml dpkg-dev lintian libcairo2-dev)
 # shellcheck disable=SC2034
-GPUPROBE_DEPS_CHECK_OPTIONAL=(abigail-tools doxygen mandoc man-db)
+GPUPROBE_DEPS_CHECK_OPTIONAL=(abigail-tools doxygen mandoc man-db
+    python3-pytest python3-venv python3-setuptools python3-wheel)
 
 deps_missing_optional=()
 

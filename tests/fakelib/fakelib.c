@@ -15,6 +15,11 @@
  * NVML_SUCCESS, when unset), nvmlShutdown succeeds, nvmlErrorString says
  * "fake NVML error N"; every query is a stub that fails.
  *
+ * FAKE_GPUPROBE builds a libgpuprobe.so.1 for the Python package's
+ * version check (python/tests): gpuprobe_version() and
+ * gpuprobe_version_string() report FAKE_GPUPROBE_VERSION (MAJOR * 10000 +
+ * MINOR * 100 + PATCH; 1.0.3 when unset), and nothing else is there.
+ *
  * One build per library, chosen with FAKE_CUDART (libcudart.so.N),
  * FAKE_CUDA (libcuda.so.1), FAKE_NVML or FAKE_OPENBLAS (libopenblas.so.0), defines
  * every function libgpuprobe looks up as a stub that fails. A build that
@@ -135,13 +140,29 @@ const char *nvmlErrorString(int rc)
     X(nvmlDeviceGetGraphicsRunningProcesses)                                  \
     X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth)  \
     X(nvmlDeviceGetMaxPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkWidth)
+#elif defined(FAKE_GPUPROBE)
+#ifndef FAKE_GPUPROBE_VERSION
+#define FAKE_GPUPROBE_VERSION 10003
+#endif
+#include <stdio.h>
+unsigned gpuprobe_version(void);
+unsigned gpuprobe_version(void) { return FAKE_GPUPROBE_VERSION; }
+const char *gpuprobe_version_string(void);
+const char *gpuprobe_version_string(void)
+{
+    static char text[32];
+    snprintf(text, sizeof text, "%u.%u.%u", FAKE_GPUPROBE_VERSION / 10000u,
+             FAKE_GPUPROBE_VERSION / 100u % 100u, FAKE_GPUPROBE_VERSION % 100u);
+    return text;
+}
+#define STUBS
 #elif defined(FAKE_OPENBLAS)
 #define STUBS                                                                 \
     X(cblas_sgemm) X(cblas_dgemm) X(openblas_get_num_threads)                 \
     X(openblas_set_num_threads) X(openblas_get_corename)                      \
     X(openblas_get_config)
 #else
-#error "define FAKE_CUDART, FAKE_CUDA, FAKE_NVML, FAKE_OPENBLAS or FAKE_OPENBLAS_NOOP"
+#error "define FAKE_CUDART, FAKE_CUDA, FAKE_NVML, FAKE_OPENBLAS, FAKE_OPENBLAS_NOOP or FAKE_GPUPROBE"
 #endif
 
 #define X(name)                                                               \
