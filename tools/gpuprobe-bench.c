@@ -288,8 +288,7 @@ static int dtype_option(const char *v)
         }
         if (len == 0 || len >= sizeof one || gpuprobe_dtype_parse(one, &dt) != GPUPROBE_OK ||
             dt > GPUPROBE_DTYPE_BF16)
-            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16 (with --sweep a "
-                                    "comma list of them)");
+            return cli_bad_dtype(v, "dtype", GP_DTYPES_MATMUL, " (with --sweep a comma list of them)");
         size_t i = 0;
         while (i < args.ndtypes && args.dtypes[i] != dt)
             i++;
@@ -1291,8 +1290,8 @@ static void bw_print_rec(const bw_rec *x)
         return;
     }
     char size[32], cache[32];
-    cli_bytes(size, sizeof size, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
-    cli_bytes(cache, sizeof cache, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES));
+    gp_format_bytes(size, sizeof size, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
+    gp_format_bytes(cache, sizeof cache, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES));
     cli_put("%s (%s): buffers of %s", x->spec, bw_s(r, GPUPROBE_BANDWIDTH_METRIC_DEVICE_NAME), size);
     if (bw_i(r, GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES) > 0 && bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES) > 0)
         cli_put(" (%s cache: %s)", cuda ? "L2" : "last-level", cache);
