@@ -50,6 +50,7 @@
 #include "model.h"
 #include "plot.h"
 #include "probe.h"
+#include "progress.h"
 #include "report.h"
 #include "start.h"
 #include "text.h"
