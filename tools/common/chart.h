@@ -38,6 +38,7 @@ enum { CLI_CHART_X = 0, CLI_CHART_Y = 1 };
 typedef enum cli_line_style {
     CLI_LINE_SOLID = 0,  /* a line through the points, each marked */
     CLI_LINE_DASHED = 1, /* a dashed line, no marks: a peak, a roof */
+    CLI_LINE_PLAIN = 2,  /* a solid line, no marks: a measured roof */
 } cli_line_style;
 
 /* Colours: the Okabe-Ito palette, which readers with any common colour
@@ -75,6 +76,17 @@ void cli_chart_axis(cli_chart *c, int which, cli_scale scale, const char *title,
 int cli_chart_series(cli_chart *c, const char *name, cli_line_style style, int colour);
 /* A point of series s, in data units; points are joined in the order given. */
 void cli_chart_point(cli_chart *c, int s, double x, double y);
+/* A short text beside the last point of series s ("n=4096"); a text
+ * that would overlap one placed before is left out. */
+void cli_chart_point_text(cli_chart *c, int s, const char *text);
+/* Let series s run on past its first point (start) and its last one (end)
+ * in the direction of its first and last segments, to the edge of the
+ * plot: a roof's slope from the left edge, its flat part to the right
+ * one. Those ends do not widen the axes. */
+void cli_chart_extend(cli_chart *c, int s, int start, int end);
+/* The SVG id of series s's line (letters, digits and '-', at most 31
+ * bytes; by default "line-L", "dashed-J" or "roof-J" by kind and order). */
+void cli_chart_id(cli_chart *c, int s, const char *id);
 /* A note written along series s, above its first point ("fp32 peak 67
  * TFLOP/s"); notes that would overlap are moved apart. */
 void cli_chart_note(cli_chart *c, int s, const char *text);

@@ -69,6 +69,9 @@ typedef struct chart_series {
     int colour;
     double *xy;          /* the points, x and y in turn */
     double *band;        /* each point's spread, lo and hi in turn (NaN: none) */
+    char **text;         /* each point's text, or NULL */
+    int extend[2];       /* runs on before its first point, after its last */
+    char id[32];         /* its line's SVG id, or "" for the default */
     size_t n, cap;
 } chart_series;
 

@@ -23,6 +23,7 @@
 #define LEGEND_SIZE 12.5
 #define NOTE_SIZE 11.5
 #define FOOTER_SIZE 11.0
+#define POINT_TEXT_SIZE 10.0
 #define PAD 12.0          /* between the frame and the outermost data */
 #define MARK_R 4.5
 #define SWATCH 28.0       /* a legend entry's sample of its line */
@@ -185,7 +186,7 @@ typedef struct frame {
     cli_axis ax[2];
     double left, top, right, bottom; /* the plot area */
     size_t dashes;                   /* dashed lines drawn so far */
-    size_t lines, levels;            /* series with marks, levels, drawn so far */
+    size_t lines, levels, roofs;     /* series with marks, levels, plain lines drawn so far */
     size_t all_lines;                /* series with marks in all */
 } frame;
 
@@ -359,7 +360,7 @@ static void legend(frame *f, double lw)
             continue;
         uint32_t rgb = draw_colour(se->colour);
         double xy[4] = {x + 10, yy, x + 10 + SWATCH, yy};
-        add_line(f->l, xy, 2, rgb, se->style == CLI_LINE_DASHED ? 1.6 : 2.2,
+        add_line(f->l, xy, 2, rgb, se->style == CLI_LINE_DASHED ? 1.6 : se->style == CLI_LINE_SOLID ? 2.2 : 2.8,
                  se->style == CLI_LINE_DASHED, 0, 0, NULL);
         if (se->style == CLI_LINE_SOLID)
             add_mark(f->l, x + 10 + SWATCH / 2, yy, shape_of(c, s), MARK_R,
@@ -445,6 +446,34 @@ static void spread(frame *f, const chart_series *se, size_t i, double x, uint32_
     add_segment(f->l, x - 3.5, y1, x + 3.5, y1, rgb, 1.2, NULL);
 }
 
+/* The screen points of series se, with its ends run on to the edge of the
+ * plot where it asks (far past it: the line is clipped); *n in, *n out. */
+static double *screen_points(const frame *f, const chart_series *se, size_t *count)
+{
+    size_t n = se->n, at = se->extend[0] && n > 1;
+    double *xy = malloc(2 * (n + 2) * sizeof *xy);
+    if (!xy)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        xy[2 * (at + i)] = px(f, se->xy[2 * i]);
+        xy[2 * (at + i) + 1] = py(f, se->xy[2 * i + 1]);
+    }
+    const double far = 4 * (f->l->width + f->l->height);
+    for (int end = 0; end < 2 && n > 1; end++) {
+        if (!se->extend[end])
+            continue;
+        /* From the second point to the first, or the last but one to the last. */
+        size_t a = end ? at + n - 2 : at + 1, b = end ? at + n - 1 : at;
+        double dx = xy[2 * b] - xy[2 * a], dy = xy[2 * b + 1] - xy[2 * a + 1];
+        double len = sqrt(dx * dx + dy * dy);
+        size_t to = end ? at + n : 0;
+        xy[2 * to] = xy[2 * b] + (len > 0 ? dx / len * far : 0);
+        xy[2 * to + 1] = xy[2 * b + 1] + (len > 0 ? dy / len * far : 0);
+    }
+    *count = n + at + (se->extend[1] && n > 1);
+    return xy;
+}
+
 /* A series: its line (clipped to the plot area), then its marks; a level
  * across the plot. Dashes of lines that coincide (two precisions with one
  * peak) alternate, so that both colours show. */
@@ -454,37 +483,87 @@ static void series(frame *f, size_t s)
     if (se->n == 0)
         return;
     uint32_t rgb = draw_colour(se->colour);
-    int dashed = se->style == CLI_LINE_DASHED;
-    double width = dashed ? 1.6 : 2.2, offset = dashed ? 6.0 * (double)(f->dashes++ % 2) : 0;
+    int dashed = se->style == CLI_LINE_DASHED, marks = se->style == CLI_LINE_SOLID;
+    double width = dashed ? 1.6 : marks ? 2.2 : 2.8;
+    double offset = dashed ? 6.0 * (double)(f->dashes++ % 2) : 0;
     char id[40];
     if (se->level) {
         double at[4] = {f->left, py(f, se->xy[1]), f->right, py(f, se->xy[1])};
         snprintf(id, sizeof id, "level-%zu", f->levels++);
-        add_line(f->l, at, 2, rgb, width, dashed, offset, 1, id);
+        add_line(f->l, at, 2, rgb, width, dashed, offset, 1, se->id[0] ? se->id : id);
         return;
     }
-    double *xy = malloc(2 * se->n * sizeof *xy);
+    size_t n = 0;
+    double *xy = screen_points(f, se, &n);
     if (!xy) {
         f->l->failed = 1;
         return;
     }
-    for (size_t i = 0; i < se->n; i++) {
-        xy[2 * i] = px(f, se->xy[2 * i]);
-        xy[2 * i + 1] = py(f, se->xy[2 * i + 1]);
-    }
-    snprintf(id, sizeof id, "%s-%zu", dashed ? "dashed" : "line", dashed ? f->dashes : f->lines);
-    if (se->n > 1)
-        add_line(f->l, xy, se->n, rgb, width, dashed, offset, 1, id);
-    for (size_t i = 0; i < se->n; i++)
-        spread(f, se, i, xy[2 * i], rgb);
+    snprintf(id, sizeof id, "%s-%zu", dashed ? "dashed" : marks ? "line" : "roof",
+             dashed ? f->dashes : marks ? f->lines : f->roofs++);
+    if (n > 1)
+        add_line(f->l, xy, n, rgb, width, dashed, offset, 1, se->id[0] ? se->id : id);
+    size_t at = se->extend[0] && se->n > 1; /* the first point's index in xy */
+    for (size_t i = 0; i < se->n && marks; i++)
+        spread(f, se, i, xy[2 * (at + i)], rgb);
     /* Ids for the tests and for readers of the SVG: "point-L-I", the I-th
      * point of the L-th line with marks. */
-    for (size_t i = 0; i < se->n && !dashed; i++) {
+    for (size_t i = 0; i < se->n && marks; i++) {
         snprintf(id, sizeof id, "point-%zu-%zu", f->lines, i);
-        add_mark(f->l, xy[2 * i], xy[2 * i + 1], shape_of(f->c, s), MARK_R, rgb, id);
+        add_mark(f->l, xy[2 * (at + i)], xy[2 * (at + i) + 1], shape_of(f->c, s), MARK_R, rgb, id);
     }
-    f->lines += !dashed;
+    f->lines += marks;
     free(xy);
+}
+
+/* True when box b (x0, y0, x1, y1) overlaps none of the n in boxes. */
+static int clear_of(const double b[4], double (*boxes)[4], size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(b[0] >= boxes[i][2] || b[2] <= boxes[i][0] || b[1] >= boxes[i][3] || b[3] <= boxes[i][1]))
+            return 0;
+    return 1;
+}
+
+/* The texts beside the points of the lines with marks ("point-L-I-text"):
+ * right of and below each mark, else left of and above it, else (it would
+ * cover another) left out. */
+static void point_texts(frame *f)
+{
+    enum { MAX_BOXES = 256 };
+    double (*box)[4] = malloc(MAX_BOXES * sizeof *box);
+    size_t placed = 0, line = 0;
+    if (!box) {
+        f->l->failed = 1;
+        return;
+    }
+    for (size_t s = 0; s < f->c->nseries; s++) {
+        const chart_series *se = &f->c->series[s];
+        if (se->style != CLI_LINE_SOLID || se->n == 0)
+            continue;
+        for (size_t i = 0; i < se->n && placed < MAX_BOXES; i++) {
+            if (!se->text[i])
+                continue;
+            double x = px(f, se->xy[2 * i]), y = py(f, se->xy[2 * i + 1]);
+            double w = width_of(f, se->text[i], POINT_TEXT_SIZE, 0), h = POINT_TEXT_SIZE;
+            double right[4] = {x + 5, y + 4, x + 5 + w, y + 4 + h};
+            double left[4] = {x - 5 - w, y - 4 - h, x - 5, y - 4};
+            double *b = right[2] < f->right && clear_of(right, box, placed) ? right
+                        : left[0] > f->left && clear_of(left, box, placed) ? left
+                                                                            : NULL;
+            if (!b)
+                continue;
+            memcpy(box[placed++], b, sizeof right);
+            char id[48];
+            snprintf(id, sizeof id, "point-%zu-%zu-text", line, i);
+            draw_item *t = add_text(f->l, b[0], b[3] - 1, se->text[i], POINT_TEXT_SIZE, DRAW_START,
+                                    text_colour(draw_colour(se->colour)), id);
+            if (t)
+                t->halo = 1;
+        }
+        line++;
+    }
+    free(box);
 }
 
 /* The notes above the first point of their series, moved right past any
@@ -589,7 +668,7 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
         snprintf(why, why_size, "out of memory");
         return -1;
     }
-    frame f = {c, measure, ctx, out, {{0}}, 0, 0, 0, 0, 0, 0, 0, 0};
+    frame f = {c, measure, ctx, out, {{0}}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     double lo[2] = {0, 0}, hi[2] = {0, 0};
     for (int a = 0; a < 2; a++) {
         int got = data_range(c, a, &lo[a], &hi[a], why, why_size);
@@ -616,8 +695,12 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
         if (c->series[s].style == CLI_LINE_DASHED)
             series(&f, s);
     for (size_t s = 0; s < c->nseries; s++)
+        if (c->series[s].style == CLI_LINE_PLAIN)
+            series(&f, s);
+    for (size_t s = 0; s < c->nseries; s++)
         if (c->series[s].style == CLI_LINE_SOLID)
             series(&f, s);
+    point_texts(&f);
     notes(&f);
     labels(&f);
     legend(&f, lw);
