@@ -1647,9 +1647,9 @@ static void roofline_footer(cli_chart *c, const int *drawn)
     }
     snprintf(foot, sizeof foot, "%s %s --roofline. Flat roofs: the fastest median of a matmul sweep in "
              "each precision (%s). Slopes: the memory read rate of the bandwidth run (%s; docs/bandwidth.md). "
-             "A point is a size n: 2 n^3 FLOP over the least memory traffic, A and B read once and C "
-             "written once: 12 n^2 bytes in fp32 and tf32, 8 n^2 in fp16 and bf16 (C is fp32), 24 n^2 in "
-             "fp64. Dashed: theoretical peaks, compute from clocks and unit counts, memory from the "
+             "A point is a size n: 2n\xc2\xb3 FLOP over the least memory traffic, A and B read once and C "
+             "written once: 12n\xc2\xb2 bytes in fp32 and tf32, 8n\xc2\xb2 in fp16 and bf16 (C is fp32), "
+             "24n\xc2\xb2 in fp64. Dashed: theoretical peaks, compute from clocks and unit counts, memory from the "
              "platform (not measured).%s", cli_prog(), gpuprobe_version_string(), settings,
              bw[0] ? bw : "none measured", nobw);
     footer_tail(foot, sizeof foot, drawn);

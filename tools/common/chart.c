@@ -37,6 +37,7 @@ cli_chart *cli_chart_create(void)
         c->axis[i].scale = CLI_SCALE_LINEAR;
         c->axis[i].unit_scale = 1;
     }
+    c->npanels = 1;
     return c;
 }
 
@@ -66,6 +67,8 @@ void cli_chart_destroy(cli_chart *c)
     for (size_t i = 0; i < c->nlabels; i++)
         free(c->labels[i].text);
     free(c->labels);
+    for (size_t i = 0; i < CLI_CHART_MAX_PANELS; i++)
+        free(c->panel_title[i]);
     free(c);
 }
 
@@ -122,6 +125,8 @@ int cli_chart_series(cli_chart *c, const char *name, cli_line_style style, int c
     memset(s, 0, sizeof *s);
     s->name = keep(c, name);
     s->style = style == CLI_LINE_DASHED || style == CLI_LINE_PLAIN ? style : CLI_LINE_SOLID;
+    s->panel = c->panel;
+    s->mark = -1;
     s->colour = colour >= 0 && colour <= CLI_CHART_GREY ? colour : CLI_CHART_GREY;
     return (int)c->nseries++;
 }
@@ -180,6 +185,32 @@ void cli_chart_extend(cli_chart *c, int s, int start, int end)
     c->series[s].extend[1] = end != 0;
 }
 
+int cli_chart_panel(cli_chart *c, const char *title)
+{
+    if (!c)
+        return -1;
+    /* The first call titles the first panel. */
+    int first = c->panel == 0 && c->npanels == 1 && !c->panel_title[0];
+    if (!first && c->npanels == CLI_CHART_MAX_PANELS)
+        return -1;
+    if (!first)
+        c->panel = (int)c->npanels++;
+    c->panel_title[c->panel] = keep(c, title ? title : "");
+    return c->panel;
+}
+
+void cli_chart_mark(cli_chart *c, int s, int mark)
+{
+    if (c && s >= 0 && (size_t)s < c->nseries)
+        c->series[s].mark = mark >= 0 && mark < 5 ? mark : -1;
+}
+
+void cli_chart_note_at(cli_chart *c, int s, int where)
+{
+    if (c && s >= 0 && (size_t)s < c->nseries)
+        c->series[s].note_at = where & (CLI_NOTE_BELOW | CLI_NOTE_END);
+}
+
 void cli_chart_id(cli_chart *c, int s, const char *id)
 {
     if (!c || s < 0 || (size_t)s >= c->nseries || !id)
@@ -224,5 +255,6 @@ void cli_chart_label(cli_chart *c, double x, double y, const char *text, int col
     l[c->nlabels].y = y;
     l[c->nlabels].colour = colour >= 0 && colour <= CLI_CHART_GREY ? colour : CLI_CHART_GREY;
     l[c->nlabels].text = keep(c, text);
+    l[c->nlabels].panel = c->panel;
     c->nlabels++;
 }

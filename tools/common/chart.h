@@ -49,6 +49,9 @@ typedef enum cli_line_style {
 #define CLI_CHART_COLOURS 8
 #define CLI_CHART_GREY CLI_CHART_COLOURS
 
+/* The most panels a chart has (cli_chart_panel()). */
+#define CLI_CHART_MAX_PANELS 4
+
 /* The size of every picture, in points (SVG and PDF) and in pixels at
  * 1x (PNG is drawn at 2x): 16:10, for a README or a slide. */
 #define CLI_CHART_WIDTH 960.0
@@ -69,6 +72,15 @@ void cli_chart_footer(cli_chart *c, const char *text);
 void cli_chart_axis(cli_chart *c, int which, cli_scale scale, const char *title,
                     const char *unit, double unit_scale);
 
+/* A panel: the series and labelled points added after this call are drawn
+ * in a plot area of their own, titled title, beside those of the panels
+ * before it; every panel shows the same ranges on both axes (the y tick
+ * labels left of the first), so that they compare at a glance. The first
+ * call titles the first panel. A chart without it has one, untitled.
+ * Returns the panel's index, or -1 past CLI_CHART_MAX_PANELS (the series
+ * then stay in the last one). */
+int cli_chart_panel(cli_chart *c, const char *title);
+
 /* A series in colour colour (0 .. CLI_CHART_GREY); name in the legend
  * (NULL: none, as for a peak whose solid line is already there). Returns
  * its index, or -1 when out of memory (then its points are ignored). A
@@ -84,6 +96,15 @@ void cli_chart_point_text(cli_chart *c, int s, const char *text);
  * plot: a roof's slope from the left edge, its flat part to the right
  * one. Those ends do not widen the axes. */
 void cli_chart_extend(cli_chart *c, int s, int start, int end);
+/* The mark of series s's points, 0 .. 4 (circle, square, triangle,
+ * diamond, triangle pointing down); by default the shapes in turn over
+ * the lines with marks. */
+void cli_chart_mark(cli_chart *c, int s, int mark);
+/* Where series s's note goes: by default above its first point; below
+ * it (for a line that rises to the right from there), at the right edge of
+ * the plot (for a flat line that starts where others do), or both. */
+enum { CLI_NOTE_BELOW = 1, CLI_NOTE_END = 2 };
+void cli_chart_note_at(cli_chart *c, int s, int where);
 /* The SVG id of series s's line (letters, digits and '-', at most 31
  * bytes; by default "line-L", "dashed-J" or "roof-J" by kind and order). */
 void cli_chart_id(cli_chart *c, int s, const char *id);

@@ -3,8 +3,10 @@
  * the slope of its measured read rate up to its highest ridge, a flat
  * roof per precision from its ridge on, the theoretical peaks dashed the
  * same way, the measured points labelled by n, the extra operating points
- * as rings. One chart for all devices: on shared axes their roofs and
- * ridges compare at a glance.
+ * as rings. A panel per device, all on the same axes: one chart with
+ * every device's lines would cross a CPU's and a GPU's roofs, slopes and
+ * notes into a tangle (a GPU alone has four precisions), while panels
+ * side by side with equal ranges still compare at a glance.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -17,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The memory's lines are black; the roofs take the other colours in the
- * sweep's order (the first five as its picture gives the same lines). */
+/* The memory's lines are black; each precision has a colour of the
+ * sweep's palette, and a mark, of its own. */
 #define MEMORY_COLOUR 5
 
 double cli_roof_matmul_bytes(int64_t n, size_t in_bytes, size_t out_bytes)
@@ -45,26 +47,23 @@ static double intensity_of(const cli_roof_point *p)
     return p->bytes > 0 ? 2.0 * (double)p->n * (double)p->n * (double)p->n / p->bytes : 0;
 }
 
-static int roof_colour(size_t k)
+/* Each precision's colour and mark, the same in every panel. */
+static int colour_of(const char *dtype, int *mark)
 {
-    static const int order[] = {0, 1, 2, 3, 4, 6, 7}; /* all but MEMORY_COLOUR */
-    return order[k % (sizeof order / sizeof order[0])];
+    static const char *const names[] = {"fp32", "fp64", "tf32", "fp16", "bf16"};
+    for (int i = 0; i < 5; i++)
+        if (dtype && strcmp(dtype, names[i]) == 0) {
+            *mark = i;
+            return i; /* blue, vermillion, bluish green, reddish purple, orange */
+        }
+    *mark = 0;
+    return 6; /* sky blue */
 }
 
-static int is_gpu(const cli_roof_device *d)
+/* "NVIDIA H200 (cuda:0)", "Intel Xeon (cpu)": a panel's title. */
+static void device_label(char *buf, size_t size, const cli_roof_device *d)
 {
-    return d->spec && strncmp(d->spec, "cuda", 4) == 0;
-}
-
-/* "CPU", "NVIDIA H200", or "NVIDIA H200 (cuda:1)" when several GPUs are drawn. */
-static void device_label(char *buf, size_t size, const cli_roof_device *d, size_t gpus)
-{
-    if (!is_gpu(d))
-        snprintf(buf, size, "CPU");
-    else if (gpus > 1)
-        snprintf(buf, size, "%s (%s)", d->name, d->spec);
-    else
-        snprintf(buf, size, "%s", d->name);
+    snprintf(buf, size, "%s (%s)", d->name ? d->name : "?", d->spec ? d->spec : "?");
 }
 
 /* The extremes of a device's roofs: the lowest and highest ridge and the
@@ -86,7 +85,7 @@ static void ridges(const cli_roof_device *d, int peak, double *lo, double *hi, d
 
 /* A slope: gbps x intensity from a tenth of the lowest ridge (and on to
  * the left edge) up to the highest ridge, where the highest roof is. */
-static void slope(cli_chart *c, const cli_roof_device *d, size_t i, int peak, const char *who)
+static void slope(cli_chart *c, const cli_roof_device *d, size_t i, int peak)
 {
     double lo, hi, top, gbps = peak ? d->peak_gbps : d->read_gbps;
     ridges(d, peak, &lo, &hi, &top);
@@ -99,11 +98,16 @@ static void slope(cli_chart *c, const cli_roof_device *d, size_t i, int peak, co
     cli_chart_point(c, s, lo / 10, gbps * lo / 10);
     cli_chart_point(c, s, hi, top);
     cli_chart_extend(c, s, 1, 0);
+    if (peak) /* the measured slope's note says it: the lines lie close */
+        return;
     cli_axis_label(v, sizeof v, gbps, "B/s", 1e9);
-    if (peak)
-        snprintf(note, sizeof note, "%s memory peak %s", who, v);
-    else
-        snprintf(note, sizeof note, "%s memory read %s (measured)", who, v);
+    snprintf(note, sizeof note, "memory read %s (measured)", v);
+    if (d->peak_gbps > 0) {
+        char p[32];
+        cli_axis_label(p, sizeof p, d->peak_gbps, "B/s", 1e9);
+        snprintf(note, sizeof note, "read %s, peak %s", v, p); /* short: the slope's start is low */
+    }
+    cli_chart_note_at(c, s, CLI_NOTE_BELOW); /* clear of a line rising to the right */
     cli_chart_note(c, s, note);
 }
 
@@ -118,61 +122,107 @@ static void flat(cli_chart *c, double g, double gbps, double from, int dashed, i
     cli_chart_point(c, s, x > 0 ? x : from, g);
     cli_chart_point(c, s, 2 * (x > 0 ? x : from), g);
     cli_chart_extend(c, s, !(x > 0), 1);
+    cli_chart_note_at(c, s, CLI_NOTE_END); /* clear of the slope and the points */
     cli_chart_note(c, s, note);
 }
 
-/* Roof k of device i: measured, its peak dashed, its points. */
-static void roof(cli_chart *c, const cli_roof_device *d, size_t i, size_t k, int colour, const char *who)
+/* "fp16, bf16 peak 989 TFLOP/s": roof k's peak with every later roof's of
+ * the same value; "" when an earlier roof's note says it already. */
+static void peak_note(char *buf, size_t size, const cli_roof_device *d, size_t k)
 {
     const cli_roof *r = &d->roofs[k];
-    char id[48], note[200], v[32], name[300];
+    char v[32];
+    buf[0] = '\0';
+    for (size_t j = 0; j < k; j++)
+        if (d->roofs[j].gflops > 0 && d->roofs[j].peak_gflops == r->peak_gflops)
+            return;
+    snprintf(buf, size, "%s", r->dtype);
+    for (size_t j = k + 1; j < d->nroofs; j++)
+        if (d->roofs[j].gflops > 0 && d->roofs[j].peak_gflops == r->peak_gflops)
+            snprintf(buf + strlen(buf), size - strlen(buf), ", %s", d->roofs[j].dtype);
+    cli_axis_label(v, sizeof v, r->peak_gflops, "FLOP/s", 1e9);
+    snprintf(buf + strlen(buf), size - strlen(buf), " peak %s", v);
+}
+
+/* Roof k of device i, in one of three parts (so that the notes of the
+ * measured roofs are placed first, then the peaks'): 0 the measured
+ * roof, 1 its peak dashed, 2 its points (named in the legend unless
+ * named: a roof of its precision came before). */
+static void roof(cli_chart *c, const cli_roof_device *d, size_t i, size_t k, int part, int named)
+{
+    const cli_roof *r = &d->roofs[k];
+    char id[48], note[200], v[32];
+    int mark = 0, colour = colour_of(r->dtype, &mark);
     double from = r->npoints ? intensity_of(&r->points[0]) : 1;
-    cli_axis_label(v, sizeof v, r->gflops, "FLOP/s", 1e9);
-    snprintf(id, sizeof id, "roof-%zu-%zu", i, k);
-    snprintf(note, sizeof note, "%s roof %s", r->dtype, v);
-    flat(c, r->gflops, d->read_gbps, from, 0, colour, id, note);
-    if (r->peak_gflops > 0) {
-        cli_axis_label(v, sizeof v, r->peak_gflops, "FLOP/s", 1e9);
+    if (part == 0) {
+        cli_axis_label(v, sizeof v, r->gflops, "FLOP/s", 1e9);
+        snprintf(id, sizeof id, "roof-%zu-%zu", i, k);
+        snprintf(note, sizeof note, "%s roof %s", r->dtype, v);
+        flat(c, r->gflops, d->read_gbps, from, 0, colour, id, note);
+    } else if (part == 1 && r->peak_gflops > 0) {
         snprintf(id, sizeof id, "peak-%zu-%zu", i, k);
-        snprintf(note, sizeof note, "%s peak %s", r->dtype, v);
-        flat(c, r->peak_gflops, d->peak_gbps, from, 1, colour, id, note);
+        peak_note(note, sizeof note, d, k);
+        flat(c, r->peak_gflops, d->peak_gbps, from, 1, colour, id, note[0] ? note : NULL);
+    } else if (part == 2) {
+        int s = cli_chart_series(c, named ? NULL : r->dtype, CLI_LINE_SOLID, colour);
+        cli_chart_mark(c, s, mark);
+        for (size_t p = 0; p < r->npoints; p++) {
+            char n[32];
+            cli_chart_point(c, s, intensity_of(&r->points[p]), r->points[p].gflops);
+            snprintf(n, sizeof n, "n=%lld", (long long)r->points[p].n);
+            cli_chart_point_text(c, s, n);
+        }
     }
-    snprintf(name, sizeof name, "%s %s", who, r->dtype);
-    int s = cli_chart_series(c, name, CLI_LINE_SOLID, colour);
-    for (size_t p = 0; p < r->npoints; p++) {
-        char n[32];
-        cli_chart_point(c, s, intensity_of(&r->points[p]), r->points[p].gflops);
-        snprintf(n, sizeof n, "n=%lld", (long long)r->points[p].n);
-        cli_chart_point_text(c, s, n);
-    }
+}
+
+/* 1 when a roof of that precision was drawn before roof k of device i. */
+static int named_before(const cli_roofline *r, size_t i, size_t k)
+{
+    const char *dtype = r->devices[i].roofs[k].dtype;
+    for (size_t a = 0; a <= i; a++)
+        for (size_t b = 0; b < (a < i ? r->devices[a].nroofs : k); b++)
+            if (r->devices[a].roofs[b].gflops > 0 && strcmp(r->devices[a].roofs[b].dtype, dtype) == 0)
+                return 1;
+    return 0;
+}
+
+/* Device i's panel: its slopes, roofs, points and extra points. */
+static void device_panel(cli_chart *c, const cli_roofline *r, size_t i, int *peaks)
+{
+    const cli_roof_device *d = &r->devices[i];
+    char title[300];
+    device_label(title, sizeof title, d);
+    cli_chart_panel(c, title);
+    slope(c, d, i, 0);
+    if (d->peak_gbps > 0)
+        slope(c, d, i, 1);
+    for (int part = 0; part < 3; part++)
+        for (size_t k = 0; k < d->nroofs; k++) {
+            if (!(d->roofs[k].gflops > 0))
+                continue;
+            *peaks |= d->roofs[k].peak_gflops > 0 || d->peak_gbps > 0;
+            roof(c, d, i, k, part, named_before(r, i, k));
+        }
+    for (size_t e = 0; e < r->nextra; e++)
+        if (r->extra[e].device == i)
+            cli_chart_label(c, r->extra[e].intensity, r->extra[e].gflops, r->extra[e].label, MEMORY_COLOUR);
 }
 
 void cli_roofline_draw(cli_chart *c, const cli_roofline *r)
 {
-    size_t gpus = 0, colour = 0;
     int peaks = 0;
-    for (size_t i = 0; i < r->ndevices; i++)
-        gpus += is_gpu(&r->devices[i]);
+    size_t panels = 0;
     for (size_t i = 0; i < r->ndevices; i++) {
-        const cli_roof_device *d = &r->devices[i];
-        char who[200];
-        device_label(who, sizeof who, d, gpus);
-        slope(c, d, i, 0, who);
-        if (d->peak_gbps > 0)
-            slope(c, d, i, 1, who);
-        for (size_t k = 0; k < d->nroofs; k++) {
-            if (!(d->roofs[k].gflops > 0))
-                continue;
-            peaks |= d->roofs[k].peak_gflops > 0 || d->peak_gbps > 0;
-            roof(c, d, i, k, roof_colour(colour++), who);
-        }
+        int any = 0;
+        for (size_t k = 0; k < r->devices[i].nroofs; k++)
+            any |= r->devices[i].roofs[k].gflops > 0;
+        if (any && panels++ < CLI_CHART_MAX_PANELS)
+            device_panel(c, r, i, &peaks);
     }
-    for (size_t e = 0; e < r->nextra; e++)
-        cli_chart_label(c, r->extra[e].intensity, r->extra[e].gflops, r->extra[e].label, MEMORY_COLOUR);
     cli_chart_series(c, "solid: measured roof", CLI_LINE_PLAIN, CLI_CHART_GREY);
     if (peaks)
         cli_chart_series(c, "dashed: theoretical peak", CLI_LINE_DASHED, CLI_CHART_GREY);
-    cli_chart_series(c, "memory bandwidth (the slope)", CLI_LINE_PLAIN, MEMORY_COLOUR);
+    cli_chart_series(c, "memory bandwidth", CLI_LINE_PLAIN, MEMORY_COLOUR);
     cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG10,
                    "Arithmetic intensity (FLOP per byte of memory traffic, log scale)", NULL, 1);
     cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "Attainable throughput (FLOP/s, log scale)",

@@ -80,11 +80,13 @@ double cli_roof_ridge(double gflops, double gbps);
  * gflops without a slope (gbps 0). */
 double cli_roof_attainable(double gflops, double gbps, double intensity);
 
-/* The roofline onto c: both axes (log-log), per device the slope of its
- * measured read rate and a flat roof per precision measured, the peaks
- * dashed (a dashed slope where the memory's peak is known), the points
- * labelled by n, the extra points; legend keys. The title and the footer
- * are the caller's. A device without a measured roof is left out. */
+/* The roofline onto c: both axes (log-log); a panel per device (the first
+ * CLI_CHART_MAX_PANELS that have a measured roof; the others are left
+ * out) with the slope of its measured read rate and a flat roof per
+ * precision measured, the peaks dashed (a dashed slope where the memory's
+ * peak is known), the points labelled by n, its extra points; a colour
+ * and a mark per precision; legend keys. The title and the footer are the
+ * caller's. */
 void cli_roofline_draw(cli_chart *c, const cli_roofline *r);
 
 /* The devices, their roofs, ridges and points as a JSON array (the
