@@ -1232,6 +1232,9 @@ static int run_sweep(gpuprobe_context *ctx)
     int rc = sweep_devices(ctx, dev, &ndev);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (args.roofline && ndev > CLI_CHART_MAX_PANELS)
+        return cli_usage_error("--roofline draws a panel a device, %d at most: --device lists %zu",
+                               CLI_CHART_MAX_PANELS, ndev);
     if (!cli_json()) {
         cli_line("Matrix multiply sweep: n x n x n for n doubling, the median of the timed runs at each n:");
         fflush(stdout);
