@@ -1643,6 +1643,11 @@ static void roofline_footer(cli_chart *c, const int *drawn)
             snprintf(one, sizeof one, "%.31s: best of %lld passes over %s buffers", b->spec,
                      (long long)bw_i(b->r, GPUPROBE_BANDWIDTH_METRIC_RUNS), size);
             append_once(bw, sizeof bw, one);
+            if (!(bw_d(b->r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS) > 0)) {
+                snprintf(one, sizeof one, " No memory peak for %.31s (%.150s).", b->spec,
+                         bw_s(b->r, GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE));
+                snprintf(nobw + strlen(nobw), sizeof nobw - strlen(nobw), "%s", one);
+            }
         } else {
             snprintf(one, sizeof one, " No slope for %.31s: its bandwidth run failed (%.100s).", b->spec, b->error);
             snprintf(nobw + strlen(nobw), sizeof nobw - strlen(nobw), "%s", one);
