@@ -1106,11 +1106,36 @@ static void drawn_lines(int *drawn)
             drawn[i] |= sw.lines[i].pts[k].st == GPUPROBE_OK;
 }
 
+/* The title, and under it the devices drawn and the date. */
+static void picture_title(cli_chart *c, const char *title, const int *drawn)
+{
+    char sub[512] = "", date[32];
+    for (size_t i = 0; i < sw.n; i++)
+        if (drawn[i])
+            append_once(sub, sizeof sub, sw.lines[i].name);
+    measured_on(date, sizeof date);
+    size_t len = strlen(sub);
+    snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
+    cli_chart_title(c, title, sub);
+}
+
+/* c written into path (for option opt), then let go with drawn. Returns 0,
+ * or 1 after saying why nothing was written. */
+static int picture_write(cli_chart *c, const char *opt, const char *path, int *drawn)
+{
+    char why[512];
+    int rc = cli_plot_write(c, path, why, sizeof why);
+    if (rc != 0)
+        cli_err("%s %s: %s", opt, path, why);
+    cli_chart_destroy(c);
+    free(drawn);
+    return rc != 0;
+}
+
 /* --plot: GFLOP/s against n, log-log, a line per device and precision and
  * its peak dashed. Returns 0, or 1 after saying why nothing was written. */
 static int sweep_plot(void)
 {
-    char sub[512] = "", date[32], why[512];
     int gpus = 0, peaks = 0, colour = 0;
     int *drawn = calloc(sw.n ? sw.n : 1, sizeof *drawn);
     cli_chart *c = cli_chart_create();
@@ -1121,31 +1146,19 @@ static int sweep_plot(void)
         return 1;
     }
     drawn_lines(drawn);
-    for (size_t i = 0; i < sw.n; i++) {
-        const line *l = &sw.lines[i];
-        gpus += l->gpu && (i == 0 || sw.lines[i - 1].device != l->device);
-        if (drawn[i])
-            append_once(sub, sizeof sub, l->name);
-    }
+    for (size_t i = 0; i < sw.n; i++)
+        gpus += sw.lines[i].gpu && (i == 0 || sw.lines[i - 1].device != sw.lines[i].device);
     for (size_t i = 0; i < sw.n; i++)
         if (drawn[i])
             plot_line(c, &sw.lines[i], colour++ % CLI_CHART_COLOURS, gpus, &peaks);
     if (peaks)
         cli_chart_series(c, "dashed: theoretical peak", CLI_LINE_DASHED, CLI_CHART_GREY);
-    measured_on(date, sizeof date);
-    size_t len = strlen(sub);
-    snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
-    cli_chart_title(c, "Matrix multiply throughput by size", sub);
+    picture_title(c, "Matrix multiply throughput by size", drawn);
     cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG2,
                    "Matrix size n: n \xc3\x97 n times n \xc3\x97 n (log scale)", NULL, 1);
     cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "Throughput (FLOP/s, log scale)", "FLOP/s", 1e9);
     plot_footer(c, drawn);
-    int rc = cli_plot_write(c, args.plot, why, sizeof why);
-    if (rc != 0)
-        cli_err("--plot %s: %s", args.plot, why);
-    cli_chart_destroy(c);
-    free(drawn);
-    return rc != 0;
+    return picture_write(c, "--plot", args.plot, drawn);
 }
 
 /* Reports each failed run on stderr; 1 when one failed. A size that does
@@ -1668,7 +1681,6 @@ static void roofline_footer(cli_chart *c, const int *drawn)
  * written. */
 static int roofline_plot(void)
 {
-    char sub[512] = "", date[32], why[512];
     int *drawn = calloc(sw.n ? sw.n : 1, sizeof *drawn);
     cli_chart *c = drawn && rl.points ? cli_chart_create() : NULL;
     if (!c) {
@@ -1677,21 +1689,10 @@ static int roofline_plot(void)
         return 1;
     }
     drawn_lines(drawn);
-    for (size_t i = 0; i < sw.n; i++)
-        if (drawn[i])
-            append_once(sub, sizeof sub, sw.lines[i].name);
-    measured_on(date, sizeof date);
-    size_t len = strlen(sub);
-    snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
-    cli_chart_title(c, "Roofline: attainable throughput by arithmetic intensity", sub);
+    picture_title(c, "Roofline: attainable throughput by arithmetic intensity", drawn);
     cli_roofline_draw(c, &rl.model);
     roofline_footer(c, drawn);
-    int rc = cli_plot_write(c, args.roofline, why, sizeof why);
-    if (rc != 0)
-        cli_err("--roofline %s: %s", args.roofline, why);
-    cli_chart_destroy(c);
-    free(drawn);
-    return rc != 0;
+    return picture_write(c, "--roofline", args.roofline, drawn);
 }
 
 static void roofline_text(void)
