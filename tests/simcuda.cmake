@@ -576,7 +576,7 @@ if(GPUPROBE_HAVE_CAIRO) # (a build without cairo refuses --roofline: tests/tools
     --json-near roofline.devices.0.roofs.1.points.4.bytes=524288 --json-near roofline.devices.1.roofs.0.gflops=5494.06
     --json-near roofline.devices.1.roofs.0.ridge=31.4124 --json-near roofline.devices.1.roofs.1.peak_ridge=403.801
     --json-eq bandwidth.1.device=\"cuda:1\" --json-has "roofline.plot=/r.svg"
-    --svg {tmp}/r.svg --svg-roofline --svg-text "NVIDIA H200 (cuda:0)" --svg-text "NVIDIA L4 (cuda:1)"
+    --svg {tmp}/r.svg --svg-roofline --svg-text "cuda:0: NVIDIA H200" --svg-text "cuda:1: NVIDIA L4"
     --svg-text "fp32 roof 6.1 TFLOP/s" --svg-text "read 386 GB/s, peak 4.92 TB/s" --svg-text "read 175 GB/s, peak 300 GB/s"
     --svg-text "bf16 peak 1.07 PFLOP/s" --svg-text "bf16 peak 121 TFLOP/s" --svg-text "n=256"
     --svg-text "cuda:0: best of 1 passes over 1.0 MB buffers" --svg-text "cuBLAS 13.1.0)"

@@ -364,7 +364,7 @@ if(TARGET gpuprobe-smi)
       --env SOURCE_DATE_EPOCH=1000000000 --svg {tmp}/r.svg --svg-roofline
       --svg-text "Roofline: attainable throughput by arithmetic intensity" --svg-text ", measured 2001-09-09"
       --svg-text "Arithmetic intensity (FLOP per byte of memory traffic, log scale)"
-      --svg-text "Attainable throughput (FLOP/s, log scale)" --svg-text "memory read " --svg-text "fp32 roof "
+      --svg-text "Attainable throughput (FLOP/s, log scale)" --svg-text "read " --svg-text "fp32 roof "
       --svg-text "fp32 peak " --svg-text "n=16" --svg-text "solid: measured roof" --svg-text "memory bandwidth"
       --svg-text "gpuprobe-bench ${PROJECT_VERSION} --roofline" --svg-text "12n² bytes in fp32"
       --svg-text "cpu: best of 1 passes over 1.0 MB buffers"

@@ -430,7 +430,9 @@ static void grid(frame *f)
     add_rect(f->l, f->left, f->top, f->right - f->left, f->bottom - f->top, 0, 0, FRAME, 1);
     const char *title = f->c->panel_title[f->panel];
     if (title) {
-        draw_item *t = add_text(f->l, (f->left + f->right) / 2, f->top - 8, title, PANEL_TITLE_SIZE,
+        char fitted[256]; /* cut to the panel (measured plain: a bold margin) */
+        fit_text(f, title, PANEL_TITLE_SIZE, 0.9 * (f->right - f->left), fitted, sizeof fitted);
+        draw_item *t = add_text(f->l, (f->left + f->right) / 2, f->top - 8, fitted, PANEL_TITLE_SIZE,
                                 DRAW_MIDDLE, INK, "panel-title");
         if (t)
             t->bold = 1;

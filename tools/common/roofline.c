@@ -60,10 +60,11 @@ static int colour_of(const char *dtype, int *mark)
     return 6; /* sky blue */
 }
 
-/* "NVIDIA H200 (cuda:0)", "Intel Xeon (cpu)": a panel's title. */
+/* "cuda:0: NVIDIA H200", "cpu: Intel Xeon": a panel's title (the spec
+ * first: a title too long for its panel is cut at the end). */
 static void device_label(char *buf, size_t size, const cli_roof_device *d)
 {
-    snprintf(buf, size, "%s (%s)", d->name ? d->name : "?", d->spec ? d->spec : "?");
+    snprintf(buf, size, "%s: %s", d->spec ? d->spec : "?", d->name ? d->name : "?");
 }
 
 /* The extremes of a device's roofs: the lowest and highest ridge and the
@@ -101,7 +102,7 @@ static void slope(cli_chart *c, const cli_roof_device *d, size_t i, int peak)
     if (peak) /* the measured slope's note says it: the lines lie close */
         return;
     cli_axis_label(v, sizeof v, gbps, "B/s", 1e9);
-    snprintf(note, sizeof note, "memory read %s (measured)", v);
+    snprintf(note, sizeof note, "read %s", v); /* solid: measured, as the legend says */
     if (d->peak_gbps > 0) {
         char p[32];
         cli_axis_label(p, sizeof p, d->peak_gbps, "B/s", 1e9);
