@@ -102,11 +102,11 @@ static void slope(cli_chart *c, const cli_roof_device *d, size_t i, int peak)
     if (peak) /* the measured slope's note says it: the lines lie close */
         return;
     cli_axis_label(v, sizeof v, gbps, "B/s", 1e9);
-    snprintf(note, sizeof note, "read %s", v); /* solid: measured, as the legend says */
+    snprintf(note, sizeof note, "memory read %s", v); /* solid: measured, as the legend says */
     if (d->peak_gbps > 0) {
         char p[32];
         cli_axis_label(p, sizeof p, d->peak_gbps, "B/s", 1e9);
-        snprintf(note, sizeof note, "read %s, peak %s", v, p); /* short: the slope's start is low */
+        snprintf(note, sizeof note, "memory read %s, peak %s", v, p);
     }
     cli_chart_note_at(c, s, CLI_NOTE_BELOW); /* clear of a line rising to the right */
     cli_chart_note(c, s, note);
