@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     int rt;
     char version[32] = "None";
     if (gpuprobe_cuda_runtime_version(ctx, &rt) == GPUPROBE_OK)
-        cli_cuda_version(version, sizeof version, rt);
+        gp_format_cuda_version(version, sizeof version, rt);
     cli_line("CUDA version: %s", version);
 
     int rc = CLI_EXIT_OK;

@@ -58,11 +58,12 @@ static double run(gpuprobe_context *ctx, size_t device, const char *label, int64
     gpuprobe_matmul_result_get_string(res, GPUPROBE_METRIC_BACKEND, &backend);
     /* A run of a small size is a batch of calls timed together: the
      * figures are per call. */
-    char t[32], runs[64];
+    char t[32], s[32], runs[64];
     cli_seconds(t, sizeof t, median);
+    cli_seconds(s, sizeof s, setup);
     cli_runs(runs, sizeof runs, res);
-    cli_line("%s: %s  (%s, %.1f GFLOP/s, %s; setup %.3fs; %s)", label, t, runs, gflops,
-             verified > 0 ? "verified" : "NOT VERIFIED", setup, backend);
+    cli_line("%s: %s  (%s, %.1f GFLOP/s, %s; setup %s; %s)", label, t, runs, gflops,
+             verified > 0 ? "verified" : "NOT VERIFIED", s, backend);
     gpuprobe_matmul_result_destroy(res);
     return verified > 0 ? median : 0;
 }

@@ -65,8 +65,8 @@ int main(int argc, char **argv)
     if ((st = gpuprobe_plan_compute(ctx, cfg.model, opts, 0, &pure)) != GPUPROBE_OK)
         rc = cli_fail(ctx, st, "planning %s", name);
     char n[32], kv[32];
-    cli_count(n, sizeof n, pure.params);
-    cli_bytes(kv, sizeof kv, pure.kv_cache_bytes);
+    gp_format_count(n, sizeof n, pure.params);
+    gp_format_bytes(kv, sizeof kv, pure.kv_cache_bytes);
     if (rc == CLI_EXIT_OK)
         cli_line("%s: %s parameters; %s tokens of KV cache take %s", name, n, context, kv);
 
@@ -84,8 +84,8 @@ int main(int argc, char **argv)
             continue;
         }
         char need[32], have[32];
-        cli_bytes(need, sizeof need, p.total_bytes);
-        cli_bytes(have, sizeof have, p.available_bytes);
+        gp_format_bytes(need, sizeof need, p.total_bytes);
+        gp_format_bytes(have, sizeof have, p.available_bytes);
         cli_line("  %-7s needs %9s of %9s: %s (up to %llu tokens)", spec, need, have,
                  p.fits ? "fits" : "does not fit", (unsigned long long)p.largest_context);
         fits |= p.fits != 0;

@@ -68,8 +68,8 @@ int main(int argc, char **argv)
             continue;
         }
         char total[32], avail[32];
-        cli_bytes(total, sizeof total, mem.total_bytes);
-        cli_bytes(avail, sizeof avail, mem.available_bytes);
+        gp_format_bytes(total, sizeof total, mem.total_bytes);
+        gp_format_bytes(avail, sizeof avail, mem.available_bytes);
         cli_put("%s total, %s %s", total, avail, i == 0 ? "available" : "free");
 
         int64_t major, minor;

@@ -63,15 +63,15 @@ int main(int argc, char **argv)
             continue;
         }
         char usable[32], total[32], count_s[32];
-        cli_bytes(usable, sizeof usable, cap.usable_bytes);
-        cli_bytes(total, sizeof total, cap.total_bytes);
+        gp_format_bytes(usable, sizeof usable, cap.usable_bytes);
+        gp_format_bytes(total, sizeof total, cap.total_bytes);
         cli_line("%s: %s usable of %s total (%s)", spec, usable, total,
                  cap.reserve_source == GPUPROBE_RESERVE_NONE ? "available RAM"
                  : cap.reserve_source == GPUPROBE_RESERVE_MEASURED ? "free minus the measured CUDA context"
                  : cap.reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD ? "free inside this process's CUDA context"
                                                                        : "free minus a default CUDA context reserve");
         if (!params) {
-            cli_count(count_s, sizeof count_s, cap.max_params);
+            gp_format_count(count_s, sizeof count_s, cap.max_params);
             cli_line("  largest fp16 model: %s parameters%s", count_s,
                      st == GPUPROBE_ERR_OVERFLOW ? " (more than 10^15)" : "");
             continue;
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
             uint64_t need = 0;
             gpuprobe_capacity_bytes(params, GPUPROBE_DTYPE_FP16, w[k], &need);
             char need_s[32];
-            cli_bytes(need_s, sizeof need_s, need);
+            gp_format_bytes(need_s, sizeof need_s, need);
             cli_line("  fp16 %-9s needs %9s: %s", gpuprobe_workload_name(w[k]), need_s,
                      need <= cap.usable_bytes ? "fits" : "does not fit");
         }

@@ -471,8 +471,13 @@ static gpuprobe_status unknown_because(gpuprobe_context *ctx, gpuprobe_attr attr
 /* An NVML figure read now: of the device itself, or of its GPU (the
  * physical ones, which a MIG instance shares). */
 static gpuprobe_status nvml_now(gpuprobe_context *ctx, gpuprobe_attr attr, size_t device,
-                                const gp_device *d, int64_t *v)
+                                const gp_device *d, int64_t *v, char *why, size_t why_size)
 {
+    char spare[8];
+    if (!why) {
+        why = spare;
+        why_size = sizeof spare;
+    }
     static const struct {
         gpuprobe_attr attr;
         gp_nvml_query q;
@@ -497,15 +502,23 @@ static gpuprobe_status nvml_now(gpuprobe_context *ctx, gpuprobe_attr attr, size_
     /* Without a handle, nvml_why says why (NVML not usable, the device
      * unknown to it); with one, NVML is loaded. */
     gp_nvml *n = d->nvml ? gp_cuda_nvml(ctx, NULL) : NULL;
-    if (!n)
+    if (!n) {
+        gp_strlcpy(why, d->nvml_why, why_size);
         return unknown_because(ctx, attr, device, d, d->nvml_why);
+    }
     void *h = map[k].of_gpu ? d->nvml_gpu : d->nvml;
     char e[256];
-    if (!h)
-        return unknown_because(ctx, attr, device, d, "NVML gives no handle of its GPU");
+    if (!h) {
+        gp_strlcpy(why, "NVML gives no handle of its GPU", why_size);
+        return unknown_because(ctx, attr, device, d, why);
+    }
     const char *call = NULL;
     int rc = gp_nvml_query_int(n, h, map[k].q, v, &call);
     if (rc != GP_NVML_SUCCESS) {
+        if (d->mig && rc == GP_NVML_ERROR_NOT_SUPPORTED)
+            gp_strlcpy(why, "NVML does not report it for a MIG instance", why_size);
+        else
+            gp_nvml_words(n, rc, why, why_size);
         gp_nvml_error(n, call, rc, e, sizeof e);
         return unknown_because(ctx, attr, device, d, e);
     }
@@ -599,12 +612,12 @@ static int measured(gpuprobe_attr attr)
     }
 }
 
-gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device,
-                                   gpuprobe_attr attr, int64_t *value)
+gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device, gpuprobe_attr attr,
+                                   int64_t *value, char *why, size_t why_size)
 {
     const gp_device *d = NULL;
     gpuprobe_status st = gp_get_device(ctx, device, &d);
-    return st == GPUPROBE_OK ? nvml_now(ctx, attr, device, d, value) : st;
+    return st == GPUPROBE_OK ? nvml_now(ctx, attr, device, d, value, why, why_size) : st;
 }
 
 gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
@@ -662,7 +675,7 @@ gpuprobe_status gpuprobe_device_get_int(gpuprobe_context *ctx, size_t device,
     case GPUPROBE_ATTR_PCIE_WIDTH:
     case GPUPROBE_ATTR_PCIE_MAX_GEN:
     case GPUPROBE_ATTR_PCIE_MAX_WIDTH:
-        st = nvml_now(ctx, attr, device, d, &v);
+        st = nvml_now(ctx, attr, device, d, &v, NULL, 0);
         if (st != GPUPROBE_OK)
             return st;
         break;

@@ -469,9 +469,11 @@ int gp_simd_from_flags(const char *flags);
 /* A CUDA device's figure read from NVML now (the utilisation, compute
  * processes, temperature, power and PCIe attributes), as
  * gpuprobe_device_get_int() reads it: UNSUPPORTED with the reason when
- * NVML cannot say. */
-gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device,
-                                   gpuprobe_attr attr, int64_t *value);
+ * NVML cannot say. why (may be NULL) then gets the reason in words for
+ * people, without the library's or NVML's names ("NVML does not report it
+ * for a MIG instance", "Insufficient Permissions"). */
+gpuprobe_status gp_device_nvml_int(gpuprobe_context *ctx, size_t device, gpuprobe_attr attr,
+                                   int64_t *value, char *why, size_t why_size);
 
 /* ---- memory.c ---- */
 

@@ -78,6 +78,17 @@ static const struct {
 /* NVML_DEVICE_MIG_ENABLE */
 #define NVML_MIG_ENABLED 1u
 
+void gp_nvml_words(const gp_nvml *n, int rc, char *buf, size_t size)
+{
+    const char *s = n->f.ErrorString ? n->f.ErrorString(rc) : NULL;
+    if (rc == GP_NVML_MISSING)
+        gp_snprintf(buf, size, "this NVML cannot say");
+    else if (rc == GP_NVML_NO_MEMORY)
+        gp_snprintf(buf, size, "out of host memory");
+    else
+        gp_quote(buf, size, s && s[0] ? s : "no description", 80);
+}
+
 void gp_nvml_error(const gp_nvml *n, const char *call, int rc, char *buf, size_t size)
 {
     const char *s = n->f.ErrorString ? n->f.ErrorString(rc) : NULL;

@@ -22,6 +22,7 @@
 
 /* nvmlReturn_t values the library tells apart. */
 #define GP_NVML_SUCCESS 0
+#define GP_NVML_ERROR_NOT_SUPPORTED 3
 #define GP_NVML_ERROR_NOT_FOUND 6
 #define GP_NVML_ERROR_INSUFFICIENT_SIZE 7
 
@@ -135,6 +136,8 @@ void gp_nvml_unload(gp_nvml *n);
 
 /* "<call> failed: <nvmlErrorString> (NVML error N)" into buf. */
 void gp_nvml_error(const gp_nvml *n, const char *call, int rc, char *buf, size_t size);
+/* The same for people: nvmlErrorString's words alone ("Not Supported"). */
+void gp_nvml_words(const gp_nvml *n, int rc, char *buf, size_t size);
 
 /* What NVML says about one CUDA device, found by its UUID. */
 typedef struct gp_nvml_device {

@@ -324,12 +324,16 @@ static void check_cc(const gp_device *dev, const req_t *r, cand *c)
 }
 
 /* An NVML figure a requirement needs; a device that cannot say it is left
- * out, the figure named by what. */
+ * out, the figure named by what and the reason in words for people. */
 static gpuprobe_status need_figure(gpuprobe_context *ctx, size_t idx, gpuprobe_attr attr,
                                    const char *what, int64_t *v, cand *c)
 {
-    gpuprobe_status st = gp_device_nvml_int(ctx, idx, attr, v);
-    return st == GPUPROBE_OK ? st : left(ctx, st, c, what, ")");
+    char why[160];
+    gpuprobe_status st = gp_device_nvml_int(ctx, idx, attr, v, why, sizeof why);
+    if (st == GPUPROBE_OK || is_fatal(st))
+        return st;
+    gp_snprintf(c->why, sizeof c->why, "%s unknown (%s)", what, why);
+    return GPUPROBE_OK;
 }
 
 /* The device's memory, read once for the free-memory check and the fit
@@ -358,7 +362,7 @@ static gpuprobe_status check_busy(gpuprobe_context *ctx, size_t idx, const gp_de
     int64_t v = 0;
     gpuprobe_status st;
     if (r->max_util >= 0) {
-        st = need_figure(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, "utilisation unknown (",
+        st = need_figure(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, "utilisation",
                          &v, c);
         if (st != GPUPROBE_OK || c->why[0])
             return st;
@@ -369,7 +373,7 @@ static gpuprobe_status check_busy(gpuprobe_context *ctx, size_t idx, const gp_de
         }
     }
     if (r->no_other) {
-        st = need_figure(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, "processes unknown (",
+        st = need_figure(ctx, idx, GPUPROBE_ATTR_COMPUTE_PROCESSES, "processes",
                          &v, c);
         if (st != GPUPROBE_OK || c->why[0])
             return st;
@@ -498,7 +502,7 @@ static gpuprobe_status evaluate(gpuprobe_context *ctx, size_t idx,
 static int utilization(gpuprobe_context *ctx, size_t idx)
 {
     int64_t v = 0;
-    if (gp_device_nvml_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v) != GPUPROBE_OK ||
+    if (gp_device_nvml_int(ctx, idx, GPUPROBE_ATTR_GPU_UTILIZATION, &v, NULL, 0) != GPUPROBE_OK ||
         v < 0 || v > 100)
         return 101;
     return (int)v;

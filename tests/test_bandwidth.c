@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "bandwidth_internal.h"
+#include "bandwidth_check.h"
 
 #include "sysroot_util.h"
 
@@ -38,39 +39,6 @@ static gpuprobe_context *new_ctx(void)
     gpuprobe_context *ctx = NULL;
     assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
     return ctx;
-}
-
-static gpuprobe_bandwidth_options *opts(int64_t bytes, int64_t runs, unsigned tests)
-{
-    gpuprobe_bandwidth_options *o = NULL;
-    assert_int_equal(gpuprobe_bandwidth_options_create(&o), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_BUFFER_BYTES, bytes),
-                     GPUPROBE_OK);
-    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_RUNS, runs), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_TESTS, tests), GPUPROBE_OK);
-    return o;
-}
-
-static double fig(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_test t,
-                  gpuprobe_bandwidth_figure f)
-{
-    double v = -1;
-    assert_int_equal(gpuprobe_bandwidth_result_test(r, t, f, &v), GPUPROBE_OK);
-    return v;
-}
-
-static int64_t imetric(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
-{
-    int64_t v = -7;
-    assert_int_equal(gpuprobe_bandwidth_result_get_int(r, m, &v), GPUPROBE_OK);
-    return v;
-}
-
-static const char *smetric(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
-{
-    const char *s = NULL;
-    assert_int_equal(gpuprobe_bandwidth_result_get_string(r, m, &s), GPUPROBE_OK);
-    return s;
 }
 
 static void assert_contains(const char *text, const char *part)
@@ -165,17 +133,17 @@ static void bad_input(void **state)
     assert_contains(gpuprobe_last_error(ctx), "flags must be 0 (got 0x2)");
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 99, NULL, 0, &r), GPUPROBE_ERR_NOT_FOUND);
     assert_null(r);
-    gpuprobe_bandwidth_options *o = opts(4095, 1, 0);
+    gpuprobe_bandwidth_options *o = bw_options(4095, 1, 0);
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_contains(gpuprobe_last_error(ctx), "buffers of 4095 bytes are too small");
     gpuprobe_bandwidth_options_destroy(o);
-    o = opts(64 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_H2D_PAGEABLE | 1u << GPUPROBE_BANDWIDTH_TEST_READ);
+    o = bw_options(64 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_H2D_PAGEABLE | 1u << GPUPROBE_BANDWIDTH_TEST_READ);
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
     assert_contains(gpuprobe_last_error(ctx), "h2d_pageable is not measured on cpu");
     assert_null(r);
     gpuprobe_bandwidth_options_destroy(o);
     /* The getters refuse what does not fit them. */
-    o = opts(64 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_READ);
+    o = bw_options(64 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_READ);
     r = run_ok(ctx, o);
     double d;
     int64_t i;
@@ -223,7 +191,7 @@ static void simulated_gpu(void **state)
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 1, NULL, 0, &r), GPUPROBE_ERR_CUDA_UNAVAILABLE);
     assert_null(r);
     assert_true(gpuprobe_last_error(ctx)[0] != '\0');
-    gpuprobe_bandwidth_options *o = opts(0, 1, 1u << GPUPROBE_BANDWIDTH_TEST_TRIAD);
+    gpuprobe_bandwidth_options *o = bw_options(0, 1, 1u << GPUPROBE_BANDWIDTH_TEST_TRIAD);
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 1, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
     assert_contains(gpuprobe_last_error(ctx), "triad is not measured on cuda:0 (the CPU has it)");
     gpuprobe_bandwidth_options_destroy(o);
@@ -238,7 +206,7 @@ static void byte_counting(void **state)
 {
     (void)state;
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_bandwidth_options *o = opts(1 * MiB + 64, 3, 0);
+    gpuprobe_bandwidth_options *o = bw_options(1 * MiB + 64, 3, 0);
     gpuprobe_bandwidth_result *r = run_ok(ctx, o);
     const double b = (double)(MiB + 64);
     assert_int_equal(imetric(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES), MiB + 64);
@@ -283,7 +251,7 @@ static void thread_placement(void **state)
     int cpus[CPU_SETSIZE];
     int n = allowed_cpus(cpus, CPU_SETSIZE);
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_bandwidth_options *o = opts(256 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_READ);
+    gpuprobe_bandwidth_options *o = bw_options(256 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_READ);
     gpuprobe_bandwidth_result *r = run_ok(ctx, o);
     int64_t threads = imetric(r, GPUPROBE_BANDWIDTH_METRIC_THREADS);
     assert_true(threads >= 1 && threads <= n);
@@ -339,7 +307,7 @@ static void check_catches_a_wrong_element(void **state)
 {
     (void)state;
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_bandwidth_options *o = opts(64 * KiB, 1, 0);
+    gpuprobe_bandwidth_options *o = bw_options(64 * KiB, 1, 0);
     gpuprobe_bandwidth_result *r = NULL;
     for (corrupt_index = 0; corrupt_index < 3; corrupt_index++) {
         gp_test_bw_corrupt = corrupt;
@@ -522,7 +490,7 @@ static void dmi_modules(void **state)
     /* The run reports that peak and the fraction of it. */
     gpuprobe_context *ctx = new_ctx();
     gp_test_set_sysroot(ctx, root);
-    gpuprobe_bandwidth_options *o = opts(256 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_READ);
+    gpuprobe_bandwidth_options *o = bw_options(256 * KiB, 1, 1u << GPUPROBE_BANDWIDTH_TEST_READ);
     gpuprobe_bandwidth_result *r = run_ok(ctx, o);
     double peak = -1;
     assert_int_equal(gpuprobe_bandwidth_result_get_double(r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS,
@@ -576,7 +544,7 @@ static void out_of_memory(void **state)
     gp_test_set_sysroot(ctx, root);
     /* 16 MiB available: 3 arrays of 8 MiB do not fit; refused, named. */
     sr_put(root, "proc/meminfo", "MemTotal: 1048576 kB\nMemAvailable: 16384 kB\n");
-    gpuprobe_bandwidth_options *o = opts(8 * MiB, 1, 0);
+    gpuprobe_bandwidth_options *o = bw_options(8 * MiB, 1, 0);
     gpuprobe_bandwidth_result *r = NULL;
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_OUT_OF_MEMORY);
     assert_null(r);

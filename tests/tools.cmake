@@ -286,6 +286,12 @@ if(TARGET gpuprobe-smi)
     --no-out "\"size\"" -- ${sweep} --json)
   # Progress on a terminal: each size as it starts, the line cleared at the
   # end (and nothing on a pipe: the cases above).
+  # The lesson's run on a terminal: each matmul's line of progress on
+  # standard error (what runs, the time so far, about how long is left),
+  # cleared before the results; none when standard error is no terminal.
+  gpuprobe_run_test(tools.bench.progress gpuprobe-bench --stderr-tty --clean
+    --err "^\rgpuprobe-bench: CPU fp32, 300 x 300: [^\r\n]*\\x1b\\x5bK(\r[^\r\n]*\\x1b\\x5bK)*\r\\x1b\\x5bK$"
+    --out "^CPU fp32: " -- --device cpu --size 300)
   gpuprobe_run_test(tools.bench.sweep_progress gpuprobe-bench --stderr-tty --clean
     --err "^\rgpuprobe-bench: cpu fp32, n = 16 \\.\\.\\.\\x1b\\x5bK\rgpuprobe-bench: cpu fp32, n = 32 \\.\\.\\.\\x1b\\x5bK\r[^\n]*n = 64 [^\n]*\r\\x1b\\x5bK$"
     --out "\n +64 [^\n]* yes\n" -- ${sweep})

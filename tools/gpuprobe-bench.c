@@ -140,11 +140,59 @@ static void run_matmul(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt, 
         snprintf(x->error, sizeof x->error, "%s", gpuprobe_last_error(ctx));
 }
 
-/* Run one matmul of --size and record it. */
+/* About how long the library's timed matmul of n takes on device: one
+ * call timed at a smaller size (at most 1024; no warm-up search, no
+ * verification), grown as n^3, times the calls the protocol makes (a
+ * warm-up call, the timed runs: --runs, else at least 5 and more until
+ * 0.25 s; the search for the steady state when a call is short). 0 when
+ * the small call fails. */
+static double expected_s(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt, int64_t n)
+{
+    int64_t n0 = n < 1024 ? n : 1024; /* large enough to run near full speed */
+    gpuprobe_matmul_options *o = NULL;
+    gpuprobe_matmul_result *r = NULL;
+    if (gpuprobe_matmul_options_create(&o) != GPUPROBE_OK)
+        return 0;
+    static const struct {
+        gpuprobe_matmul_param p;
+        int64_t v;
+    } quick[] = {{GPUPROBE_MATMUL_MIN_RUNS, 1}, {GPUPROBE_MATMUL_MAX_RUNS, 1},
+                 {GPUPROBE_MATMUL_BUDGET_MS, 0}, {GPUPROBE_MATMUL_WARMUP_MS, 0},
+                 {GPUPROBE_MATMUL_VERIFY, 0},    {GPUPROBE_MATMUL_TRANSFERS, 0},
+                 {GPUPROBE_MATMUL_BATCH, 1}};
+    for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++)
+        gpuprobe_matmul_options_set(o, quick[i].p, quick[i].v);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_M, n0);
+    gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dt);
+    if (args.threads > 0)
+        gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, args.threads);
+    double t = 0;
+    if (gpuprobe_matmul_run(ctx, device, o, 0, &r) == GPUPROBE_OK)
+        t = dget(r, GPUPROBE_METRIC_MEDIAN_S) * ((double)n / (double)n0) * ((double)n / (double)n0) *
+            ((double)n / (double)n0);
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+    if (!(t > 0))
+        return 0;
+    double runs = args.runs > 0 ? (double)args.runs : 5;
+    if (args.runs == 0 && runs * t < 0.25)
+        runs = 0.25 / t;
+    double search = 3 * t < 1.0 ? 3 * t : 1.0; /* two runs agreeing, at most 1 s */
+    return (1 + runs) * t + (t < 0.5 ? search : 0);
+}
+
+/* Run one matmul of --size and record it, with progress on a terminal. */
 static rec *run_one(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt)
 {
     rec *x = &recs[nrecs++];
+    if (cli_progress_wanted()) {
+        char what[96];
+        snprintf(what, sizeof what, "%s %s, %lld x %lld", is_cuda(ctx, device) ? "GPU" : "CPU",
+                 gpuprobe_dtype_name(dt), (long long)args.size, (long long)args.size);
+        cli_progress_begin(what, expected_s(ctx, device, dt, args.size));
+    }
     run_matmul(ctx, device, dt, args.size, x);
+    cli_progress_end();
     return x;
 }
 
@@ -290,8 +338,7 @@ static int dtype_option(const char *v)
         }
         if (len == 0 || len >= sizeof one || gpuprobe_dtype_parse(one, &dt) != GPUPROBE_OK ||
             dt > GPUPROBE_DTYPE_BF16)
-            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16 or bf16 (with --sweep a "
-                                    "comma list of them)");
+            return cli_bad_dtype(v, "dtype", GP_DTYPES_MATMUL, " (with --sweep a comma list of them)");
         size_t i = 0;
         while (i < args.ndtypes && args.dtypes[i] != dt)
             i++;
@@ -1362,8 +1409,8 @@ static void bw_print_rec(const bw_rec *x)
         return;
     }
     char size[32], cache[32];
-    cli_bytes(size, sizeof size, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
-    cli_bytes(cache, sizeof cache, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES));
+    gp_format_bytes(size, sizeof size, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
+    gp_format_bytes(cache, sizeof cache, (uint64_t)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES));
     cli_put("%s (%s): buffers of %s", x->spec, bw_s(r, GPUPROBE_BANDWIDTH_METRIC_DEVICE_NAME), size);
     if (bw_i(r, GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES) > 0 && bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES) > 0)
         cli_put(" (%s cache: %s)", cuda ? "L2" : "last-level", cache);

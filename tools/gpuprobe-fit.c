@@ -122,16 +122,16 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
         return;
     }
     const gpuprobe_capacity *cap = &d->cap;
-    cli_bytes(a, sizeof a, cap->total_bytes);
-    cli_bytes(b, sizeof b, cap->free_bytes);
+    gp_format_bytes(a, sizeof a, cap->total_bytes);
+    gp_format_bytes(b, sizeof b, cap->free_bytes);
     cli_line("  memory: %s total, %s %s", a, b, d->kind == GPUPROBE_DEVICE_CPU ? "available" : "free");
-    cli_bytes(a, sizeof a, cap->usable_bytes);
-    cli_bytes(c, sizeof c, cap->reserve_bytes);
+    gp_format_bytes(a, sizeof a, cap->usable_bytes);
+    gp_format_bytes(c, sizeof c, cap->reserve_bytes);
     /* A GPU keeps back whatever is not in whole 2 MiB pages, and its
      * driver's allowance: what one allocation cannot get. */
     char k[32];
     uint64_t kept = cap->free_bytes - cap->reserve_bytes - cap->usable_bytes;
-    cli_bytes(k, sizeof k, cap->free_bytes > cap->reserve_bytes ? kept : 0);
+    gp_format_bytes(k, sizeof k, cap->free_bytes > cap->reserve_bytes ? kept : 0);
     if (cap->reserve_source == GPUPROBE_RESERVE_NONE)
         cli_line("  usable: %s (available RAM, cgroup-aware; nothing reserved)", a);
     else if (cap->reserve_source == GPUPROBE_RESERVE_CONTEXT_HELD)
@@ -154,14 +154,14 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
             if (q->have_params) {
                 if (!needs(q, dt, workloads[w], &need))
                     continue;
-                cli_bytes(a, sizeof a, need);
+                gp_format_bytes(a, sizeof a, need);
                 cli_put("    %-4s %-9s needs %9s: ", gpuprobe_dtype_name(dt),
                         gpuprobe_workload_name(workloads[w]), a);
                 if (need <= cap->usable_bytes) {
                     *fits_anywhere = 1;
                     cli_line("fits");
                 } else {
-                    cli_bytes(b, sizeof b, cap->usable_bytes);
+                    gp_format_bytes(b, sizeof b, cap->usable_bytes);
                     cli_line("does not fit (%s usable)", b);
                 }
                 continue;
@@ -172,7 +172,7 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
             } else if (r > 0) {
                 cli_line("    %s: more than 10^15 parameters", gpuprobe_dtype_name(dt));
             } else {
-                cli_count(a, sizeof a, p);
+                gp_format_count(a, sizeof a, p);
                 cli_line("    %s: %s parameters", gpuprobe_dtype_name(dt), a);
             }
         }
@@ -181,7 +181,7 @@ static void text_device(const question *q, const devinfo *d, int *fits_anywhere)
     uint64_t naive = 0;
     if (!q->have_params && d->kind != GPUPROBE_DEVICE_CPU &&
         max_params(cap->total_bytes, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, &naive) == 0) {
-        cli_count(a, sizeof a, naive);
+        gp_format_count(a, sizeof a, naive);
         cli_line("  (total / 2 bytes would say %s fp16 parameters; not all of the total is usable)", a);
     }
     cli_endl();
@@ -191,7 +191,7 @@ static void print_text(const question *q, const devinfo *di, size_t n, int *fits
 {
     if (q->have_params) {
         char a[32];
-        cli_count(a, sizeof a, q->params);
+        gp_format_count(a, sizeof a, q->params);
         cli_line("Does a %s-parameter model fit? (%llu parameters)", a, (unsigned long long)q->params);
         cli_endl();
     }
@@ -328,7 +328,7 @@ static int list_models(void)
         bad |= st != GPUPROBE_OK;
         if (st != GPUPROBE_OK)
             cli_err("%s", err);
-        cli_count(count, sizeof count, p.params);
+        gp_format_count(count, sizeof count, p.params);
         if (models) {
             struct json_object *m = cli_obj();
             cli_set_str(m, "name", list[i].name);
@@ -420,7 +420,7 @@ static int option(int opt, const char *v)
         break;
     case OPT_DTYPE:
         if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
-            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
+            return cli_bad_dtype(v, "dtype", GP_DTYPES_ALL, "");
         args.dtype_given = 1;
         break;
     case OPT_WORKLOAD:
@@ -484,9 +484,9 @@ static int check(void)
             any_rule |= cli_have_rule(q.dtypes[k], workloads[w]);
     }
     if (!any_rule)
-        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
+        return cli_usage_error("there is no %s rule for %s (training: %s)",
                                args.workload_given ? gpuprobe_workload_name(args.workload) : "capacity",
-                               gpuprobe_dtype_name(args.dtype));
+                               gpuprobe_dtype_name(args.dtype), cli_training_dtypes());
     return CLI_EXIT_OK;
 }
 

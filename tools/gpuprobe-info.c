@@ -46,7 +46,7 @@ static int print_text(const cli_probe *pr)
 {
     char v[32] = "None";
     if (pr->have_rt)
-        cli_cuda_version(v, sizeof v, pr->rt);
+        gp_format_cuda_version(v, sizeof v, pr->rt);
     cli_line("CUDA available: %s", pr->cause == GPUPROBE_CUDA_AVAILABLE ? "True" : "False");
     cli_line("CUDA version: %s", v);
     if (pr->cause != GPUPROBE_CUDA_AVAILABLE) {

@@ -90,7 +90,7 @@ static int option(int opt, const char *v)
         break;
     case OPT_DTYPE:
         if (gpuprobe_dtype_parse(v, &args.dtype) != GPUPROBE_OK)
-            return cli_bad_value(v, "--dtype wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4");
+            return cli_bad_dtype(v, "dtype", GP_DTYPES_ALL, "");
         args.have_fit_opts = 1;
         return CLI_EXIT_OK;
     case OPT_WORKLOAD:
@@ -138,8 +138,9 @@ static int check_fit(void)
     if (args.have_fit_opts && args.req.fit_params == 0)
         return cli_usage_error("--dtype and --workload go with --fit");
     if (args.req.fit_params && !cli_have_rule(args.dtype, args.workload))
-        return cli_usage_error("there is no %s rule for %s (training: fp32, fp64, fp16, bf16)",
-                               gpuprobe_workload_name(args.workload), gpuprobe_dtype_name(args.dtype));
+        return cli_usage_error("there is no %s rule for %s (training: %s)",
+                               gpuprobe_workload_name(args.workload), gpuprobe_dtype_name(args.dtype),
+                               cli_training_dtypes());
     args.req.fit_dtype = (int32_t)args.dtype;
     args.req.fit_workload = (int32_t)args.workload;
     return CLI_EXIT_OK;
@@ -203,8 +204,8 @@ static int print(gpuprobe_context *ctx, size_t dev, const char *why)
     cli_line("Reason: %s", why);
     if (args.model) {
         char need[32], have[32];
-        cli_bytes(need, sizeof need, p.total_bytes);
-        cli_bytes(have, sizeof have, p.available_bytes);
+        gp_format_bytes(need, sizeof need, p.total_bytes);
+        gp_format_bytes(have, sizeof have, p.available_bytes);
         cli_line("Model: %s needs %s of the %s available there (gpuprobe-fit --model for the "
                  "breakdown)", args.model, need, have);
     }

@@ -480,9 +480,9 @@ static void header_box(const view *v)
     for (size_t i = 0; !driver && i < gpuprobe_gpus_count(v->g); i++)
         driver = gpu_str(v->g, i, GPUPROBE_GPU_DRIVER_VERSION);
     if (v->pr.have_drv)
-        cli_cuda_version(dv, sizeof dv, v->pr.drv);
+        gp_format_cuda_version(dv, sizeof dv, v->pr.drv);
     if (v->pr.have_rt)
-        cli_cuda_version(rv, sizeof rv, v->pr.rt);
+        gp_format_cuda_version(rv, sizeof rv, v->pr.rt);
     snprintf(text, sizeof text, "gpuprobe-smi %-12s Driver Version: %-17s CUDA Version: %s (runtime %s)",
              gpuprobe_version_string(), driver ? driver : "N/A", dv, rv);
     rule(&full_table, '-', '+');
@@ -852,7 +852,7 @@ static void cpu_text(gpuprobe_context *ctx, const meminfo *mem)
     char fitted[4 * 94 + 1];
     cli_endl();
     cli_line("CPU   %s", cut(fitted, sizeof fitted, name, 94));
-    cli_put("      %lld logical cores, %s", (long long)cores, cli_simd_label(simd));
+    cli_put("      %lld logical cores, %s", (long long)cores, gp_simd_label(simd));
     if (have_clock)
         cli_put(", %.0f MHz", (double)khz / 1000.0);
     cli_endl();

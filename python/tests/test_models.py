@@ -51,6 +51,10 @@ WORKLOADS = [
 @pytest.mark.parametrize("name", SHIPPED)
 @pytest.mark.parametrize("workload, args", WORKLOADS)
 def test_plans_equal_the_c_readers(gp, name, workload, args):
+    # The C reader plans with the library's defaults (4096 tokens, bf16
+    # weights); plan() takes a config's own (max_position_embeddings,
+    # torch_dtype) where the workload is silent, so give the library's.
+    workload = dict({"context": 4096, "weights_dtype": "bf16"}, **workload)
     want, err = c_plan(MODELS / (name + ".json"), *args)
     if want is None:  # a combination the model refuses (heads and GPUs): the same error
         with pytest.raises(gp.Error) as e:
@@ -346,10 +350,26 @@ def test_models_as_numbers_and_dicts(gp):
         gp.plan(["config"], device=None)
     m = gp.load_model(dict(BASE, torch_dtype="float32"))
     assert m.source == "dict" and m.torch_dtype == "float32"
-    # torch_dtype is not the plan's weights dtype (bf16 unless asked)
-    assert gp.plan(m, device=None).weights_bytes == gp.plan(BASE, device=None).weights_bytes
-    assert gp.plan(m, device=None, weights_dtype="torch.float32").weights_bytes == \
-        2 * gp.plan(m, device=None).weights_bytes
+    # torch_dtype is the plan's weights dtype unless one is asked for (as
+    # gpuprobe-fit --model): fp32 weights are twice bf16's
+    assert gp.plan(m, device=None).weights_bytes == \
+        2 * gp.plan(m, device=None, weights_dtype="bf16").weights_bytes
+    assert gp.plan(m, device=None).weights_bytes == \
+        gp.plan(m, device=None, weights_dtype="torch.float32").weights_bytes
+    # newer configs name it dtype; a dtype the library has no rule for
+    # leaves the library's default (bf16)
+    newer = {k: v for k, v in BASE.items() if k != "torch_dtype"}
+    assert gp.load_model(dict(newer, dtype="float16")).torch_dtype == "float16"
+    odd = gp.load_model(dict(BASE, torch_dtype="float8_e4m3fn"))
+    assert gp.plan(odd, device=None).weights_bytes == \
+        gp.plan(odd, device=None, weights_dtype="bf16").weights_bytes
+    # max_position_embeddings gives the context, at most 8192 tokens
+    long = gp.load_model(dict(BASE, max_position_embeddings=131072))
+    short = gp.load_model(dict(BASE, max_position_embeddings=2048))
+    assert long.max_position_embeddings == 131072
+    assert gp.plan(long, device=None).workload.context == 8192
+    assert gp.plan(short, device=None).workload.context == 2048
+    assert gp.plan(short, device=None, context=4096).workload.context == 4096
 
 
 def test_plan_errors(gp):
@@ -374,11 +394,12 @@ def test_plan_on_the_cpu(gp):
     assert p.available_bytes > 0 and p.fits == (p.total_bytes <= p.available_bytes)
     assert p.largest_context >= 1 and p.largest_batch >= 1
     assert gp.plan(7e9, device="cpu").largest_context is None  # a bare count: unknown
-    # select(model=...): free memory for the plan's total (with the default
-    # context reserve)
-    need = gp.plan("Qwen2.5-0.5B", device=None, context=2048).total_bytes
+    # select(model=...): the library's own model requirement (the plan on
+    # each device fits), as gpuprobe-select --model
     assert gp.select("cpu", model="Qwen2.5-0.5B", context=2048).spec == "cpu"
     with pytest.raises(gp.NoFitError) as e:
         gp.select("cpu", model=1e15)
-    assert "required" in e.value.message
-    assert need > 0
+    assert "the model needs" in e.value.message
+    with pytest.raises(gp.NoFitError) as e:
+        gp.select("cpu", model="Qwen2.5-0.5B", context=2048, margin=1 << 60)
+    assert "the model needs" in e.value.message

@@ -58,15 +58,19 @@ static uint64_t status_bytes(const char *key)
 }
 
 /* Wait until VmSize stops growing (OpenBLAS's pool maps its buffers from
- * its own threads, after the load returns). */
+ * its own threads, after the load returns): unchanged over 200 ms, at most
+ * 10 s. One quiet 10 ms interval is not enough on a busy machine, where a
+ * pool thread may not have run yet; a limit set before it maps its buffer
+ * leaves it spinning, and the process never ends. */
 static void settle(void)
 {
     struct timespec ten_ms = {0, 10000000};
-    uint64_t last = 0, now = status_bytes("VmSize");
-    for (int i = 0; i < 100 && now != last; i++) {
+    uint64_t last = status_bytes("VmSize");
+    for (int i = 0, quiet = 0; i < 1000 && quiet < 20; i++) {
         nanosleep(&ten_ms, NULL);
+        uint64_t now = status_bytes("VmSize");
+        quiet = now == last ? quiet + 1 : 0;
         last = now;
-        now = status_bytes("VmSize");
     }
 }
 

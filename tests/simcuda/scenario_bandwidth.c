@@ -27,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "scenario.h"
+#include "../bandwidth_check.h"
 
 /* Slow enough that a pass of a 16 MiB buffer lasts over 5 ms in the model:
  * one repetition per pass, figures from the formulas below. */
@@ -54,39 +55,6 @@ static int teardown(void **state)
     (void)state;
     simcuda_clear_faults();
     return 0;
-}
-
-static gpuprobe_bandwidth_options *bw_options(int64_t bytes, int64_t runs, unsigned tests)
-{
-    gpuprobe_bandwidth_options *o = NULL;
-    assert_int_equal(gpuprobe_bandwidth_options_create(&o), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_BUFFER_BYTES, bytes),
-                     GPUPROBE_OK);
-    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_RUNS, runs), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_TESTS, tests), GPUPROBE_OK);
-    return o;
-}
-
-static double fig(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_test t,
-                  gpuprobe_bandwidth_figure f)
-{
-    double v = -1;
-    assert_int_equal(gpuprobe_bandwidth_result_test(r, t, f, &v), GPUPROBE_OK);
-    return v;
-}
-
-static int64_t imetric(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
-{
-    int64_t v = -7;
-    assert_int_equal(gpuprobe_bandwidth_result_get_int(r, m, &v), GPUPROBE_OK);
-    return v;
-}
-
-static double dmetric(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_metric m)
-{
-    double v = -7;
-    assert_int_equal(gpuprobe_bandwidth_result_get_double(r, m, &v), GPUPROBE_OK);
-    return v;
 }
 
 static void assert_near(double got, double want, double rel)

@@ -623,6 +623,30 @@ static void tie_of_three(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* A MIG instance has no utilisation in NVML: a utilisation limit skips it
+ * with a reason in words for people, never the library's or NVML's names. */
+static void mig_utilization_skip_reason(void **state)
+{
+    (void)state;
+    fleet("[gpu]\npreset = H200\npci = 0000:41:00.0\n"
+          "[mig]\nname = NVIDIA H200 MIG 3g.71gb\ntotal = 64GiB\n"
+          "[gpu]\npreset = A100-40GB\npci = 0000:21:00.0\nutilization = 10\n");
+    gpuprobe_context *ctx = new_ctx();
+    gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
+    req.max_utilization = 50;
+    const char *why = NULL;
+    size_t dev = pick(ctx, "cuda", &req, &why);
+    assert_contains(why, "(NVIDIA A100-SXM4-40GB)");
+    assert_contains(why, "; skipped cuda:");
+    assert_contains(why, "(NVIDIA H200 MIG 3g.71gb): utilisation unknown (NVML does not report it "
+                         "for a MIG instance)");
+    assert_null(strstr(why, "GPUPROBE_"));
+    assert_null(strstr(why, "nvml"));
+    assert_null(strstr(why, "NVML error"));
+    assert_true(dev >= 1);
+    gpuprobe_context_destroy(ctx);
+}
+
 /* A tie on free memory broken by utilisation: the first GPU's figure is
  * given as it is, 100% (fully busy) included, and as "unknown" when NVML
  * could not say; an idle GPU's 0% is a figure, not "unknown". */
@@ -739,6 +763,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(mig_instances, setup),
         cmocka_unit_test_setup(nvml_fails_once, setup),
         cmocka_unit_test_setup(tie_of_three, setup),
+        cmocka_unit_test_setup(mig_utilization_skip_reason, setup),
         cmocka_unit_test_setup(tie_against_full_or_unknown, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -379,19 +379,19 @@ static void human_figures(void **state)
 {
     (void)state;
     char b[32];
-    cli_bytes(b, sizeof b, 999);
+    gp_format_bytes(b, sizeof b, 999);
     assert_string_equal(b, "999 B");
-    cli_bytes(b, sizeof b, UINT64_C(25276059648));
+    gp_format_bytes(b, sizeof b, UINT64_C(25276059648));
     assert_string_equal(b, "25.3 GB");
-    cli_count(b, sizeof b, UINT64_C(7000000000));
+    gp_format_count(b, sizeof b, UINT64_C(7000000000));
     assert_string_equal(b, "7.0 B");
     cli_mib(b, sizeof b, UINT64_C(150754820096));
     assert_string_equal(b, "143771MiB");
     cli_mib(b, sizeof b, (UINT64_C(1) << 20) - 1);
     assert_string_equal(b, "0MiB");
-    cli_cuda_version(b, sizeof b, 12040);
+    gp_format_cuda_version(b, sizeof b, 12040);
     assert_string_equal(b, "12.4");
-    cli_cuda_version(b, sizeof b, 0);
+    gp_format_cuda_version(b, sizeof b, 0);
     assert_string_equal(b, "unknown");
     /* Durations: three significant digits, the unit that suits them. */
     static const struct {

@@ -51,6 +51,7 @@
 #include "model.h"
 #include "plot.h"
 #include "probe.h"
+#include "progress.h"
 #include "report.h"
 #include "roofline.h"
 #include "start.h"

@@ -1,6 +1,7 @@
 /*
- * figures.c - numbers written for people: bytes and counts in decimal
- * units, durations, CUDA versions, the runs behind a median.
+ * figures.c - numbers written for people that only the commands write:
+ * memory in MiB as nvidia-smi writes it, durations, the runs behind a
+ * median (bytes and counts in decimal units are lib/format.c's).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -10,44 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void scaled(char *buf, size_t size, uint64_t v, const char *const *unit,
-                   size_t units, const char *plain_suffix)
-{
-    double x = (double)v;
-    size_t u = 0;
-    while (x >= 1000.0 && u + 1 < units) {
-        x /= 1000.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, size, "%llu%s", (unsigned long long)v, plain_suffix);
-    else
-        snprintf(buf, size, "%.1f %s", x, unit[u]);
-}
-
-void cli_bytes(char *buf, size_t size, uint64_t bytes)
-{
-    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    scaled(buf, size, bytes, unit, sizeof unit / sizeof unit[0], " B");
-}
-
 void cli_mib(char *buf, size_t size, uint64_t bytes)
 {
     snprintf(buf, size, "%lluMiB", (unsigned long long)(bytes >> 20));
-}
-
-void cli_count(char *buf, size_t size, uint64_t count)
-{
-    static const char *const unit[] = {"", "K", "M", "B", "T", "Q"};
-    scaled(buf, size, count, unit, sizeof unit / sizeof unit[0], "");
-}
-
-void cli_cuda_version(char *buf, size_t size, int version)
-{
-    if (version <= 0)
-        snprintf(buf, size, "unknown");
-    else
-        snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
 }
 
 void cli_seconds(char *buf, size_t size, double s)

@@ -13,14 +13,15 @@
 
 #include "gpuprobe.h"
 
-/* "12.3 GB" (decimal units, as the lesson prints), "11.4 B" parameters,
- * "13.0" from a CUDA version number (1000 * major + 10 * minor). */
-void cli_bytes(char *buf, size_t size, uint64_t bytes);
+/* Bytes and counts in decimal units, CUDA versions, dtype lists and SIMD
+ * words are the library's own formatter's (lib/format.h, compiled in):
+ * gp_format_bytes(), gp_format_count(), gp_format_cuda_version(),
+ * gp_format_dtypes(), gp_simd_name(), gp_simd_label(). */
+#include "format.h"
+
 /* "143771MiB": whole MiB (2^20 bytes, rounded down), as nvidia-smi writes
  * memory. */
 void cli_mib(char *buf, size_t size, uint64_t bytes);
-void cli_count(char *buf, size_t size, uint64_t count);
-void cli_cuda_version(char *buf, size_t size, int version);
 /* A duration with three significant digits in the unit that suits it:
  * "1.81 s", "27.7 ms", "511 \xc2\xb5s" (UTF-8 micro sign), "5.50 \xc2\xb5s",
  * "843 ns"; "0 s" for 0 or less. */

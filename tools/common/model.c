@@ -474,8 +474,7 @@ int cli_workload_option(cli_workload *w, const char *name, const char *value)
         return count_option(&w->batch, name, value, GPUPROBE_PLAN_BATCH);
     if (strcmp(name, "weights-dtype") == 0 || strcmp(name, "kv-dtype") == 0) {
         if (gpuprobe_dtype_parse(value, &d) != GPUPROBE_OK)
-            return cli_bad_value(value, "--%s wants fp32, fp64, tf32, fp16, bf16, fp8, int8 or int4",
-                                 name);
+            return cli_bad_dtype(value, name, GP_DTYPES_ALL, "");
         *(name[0] == 'w' ? &w->weights_dtype : &w->kv_dtype) = d;
         return CLI_EXIT_OK;
     }
@@ -535,8 +534,8 @@ int cli_workload_options(const cli_workload *w, const cli_model_config *c,
     gpuprobe_plan_options_get(o, GPUPROBE_PLAN_WORKLOAD, &wl);
     if (wl == GPUPROBE_WORKLOAD_TRAINING && !cli_have_rule((gpuprobe_dtype)wd, GPUPROBE_WORKLOAD_TRAINING)) {
         gpuprobe_plan_options_destroy(o);
-        return cli_usage_error("there is no training rule for %s weights (training: fp32, fp64, "
-                               "fp16, bf16)%s", gpuprobe_dtype_name((gpuprobe_dtype)wd),
+        return cli_usage_error("there is no training rule for %s weights (training: %s)%s",
+                               gpuprobe_dtype_name((gpuprobe_dtype)wd), cli_training_dtypes(),
                                w->weights_dtype < 0 ? "; give --weights-dtype" : "");
     }
     *out = o;

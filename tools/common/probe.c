@@ -29,7 +29,7 @@ int cli_probe_cuda(gpuprobe_context *ctx, cli_probe *pr)
 static void set_version(struct json_object *o, const char *key, int have, int version)
 {
     char v[32];
-    cli_cuda_version(v, sizeof v, version);
+    gp_format_cuda_version(v, sizeof v, version);
     cli_set_str(o, key, have ? v : NULL);
 }
 
@@ -53,29 +53,7 @@ void cli_probe_json(struct json_object *o, const cli_probe *pr)
     set_version(o, "cuda_driver_version", pr->have_drv, pr->drv);
 }
 
-const char *cli_simd_name(int64_t simd)
-{
-    switch (simd) {
-    case GPUPROBE_SIMD_NONE: return "none";
-    case GPUPROBE_SIMD_SSE4_2: return "sse4_2";
-    case GPUPROBE_SIMD_AVX: return "avx";
-    case GPUPROBE_SIMD_AVX2_FMA: return "avx2_fma";
-    case GPUPROBE_SIMD_AVX512: return "avx512";
-    default: return "unknown";
-    }
-}
 
-const char *cli_simd_label(int64_t simd)
-{
-    switch (simd) {
-    case GPUPROBE_SIMD_NONE: return "baseline";
-    case GPUPROBE_SIMD_SSE4_2: return "SSE4.2";
-    case GPUPROBE_SIMD_AVX: return "AVX";
-    case GPUPROBE_SIMD_AVX2_FMA: return "AVX2+FMA";
-    case GPUPROBE_SIMD_AVX512: return "AVX-512";
-    default: return "unknown";
-    }
-}
 
 /* Keep the first failure that is not "the system does not know". */
 static void keep(gpuprobe_status *first, gpuprobe_status st)
@@ -159,7 +137,7 @@ struct json_object *cli_device_json(gpuprobe_context *ctx, size_t index,
         int64_t simd = -1;
         int_member(o, ctx, index, "logical_cores", GPUPROBE_ATTR_LOGICAL_CORES, &first);
         gpuprobe_status s = gpuprobe_device_get_int(ctx, index, GPUPROBE_ATTR_SIMD, &simd);
-        cli_set_str(o, "simd", s == GPUPROBE_OK ? cli_simd_name(simd) : NULL);
+        cli_set_str(o, "simd", s == GPUPROBE_OK ? gp_simd_name(simd) : NULL);
         keep(&first, s);
         int_member(o, ctx, index, "clock_khz", GPUPROBE_ATTR_CLOCK_KHZ, &first);
         if (verbose) { /* the BLAS attributes load OpenBLAS (~3 ms) */

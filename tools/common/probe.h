@@ -46,7 +46,5 @@ struct json_object *cli_device_json(gpuprobe_context *ctx, size_t index,
                                     int verbose, gpuprobe_status *st);
 
 /* Token ("avx2_fma") and label ("AVX2+FMA") of a SIMD level. */
-const char *cli_simd_name(int64_t simd);
-const char *cli_simd_label(int64_t simd);
 
 #endif

@@ -127,6 +127,21 @@ const char *cli_echo(char *buf, size_t size, const char *arg)
     return buf;
 }
 
+int cli_bad_dtype(const char *value, const char *option, gp_dtype_set set, const char *more)
+{
+    char names[128];
+    gp_format_dtypes(names, sizeof names, set, " or ");
+    return cli_bad_value(value, "--%s wants %s%s", option, names, more);
+}
+
+const char *cli_training_dtypes(void)
+{
+    static char names[96];
+    if (!names[0])
+        gp_format_dtypes(names, sizeof names, GP_DTYPES_TRAINING, ", ");
+    return names;
+}
+
 int cli_bad_value(const char *value, const char *fmt, ...)
 {
     va_list ap;

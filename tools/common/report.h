@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "gpuprobe.h"
+#include "format.h"
 #include "text.h"
 
 /* "<what>: <status string>: <gpuprobe_last_error()>" (malloc'd; NULL when
@@ -42,6 +43,12 @@ const char *cli_echo(char *buf, size_t size, const char *arg);
  * usage error "<what>, not '<value>'", the value cut as cli_echo() cuts
  * it. Returns CLI_EXIT_USAGE. */
 int cli_bad_value(const char *value, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* cli_bad_value() for a dtype option: "--OPTION wants fp32, ... or int4",
+ * the names of set in the library's words (gp_format_dtypes()), then more
+ * (may be ""). */
+int cli_bad_dtype(const char *value, const char *option, gp_dtype_set set, const char *more);
+/* The dtypes with a training rule, for messages: "fp32, fp64, fp16, bf16". */
+const char *cli_training_dtypes(void);
 
 /* Report a usage error ("<prog>: <message>" and a hint on stderr; in JSON
  * mode also the error document with status "usage" on stdout). Returns

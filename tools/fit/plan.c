@@ -176,7 +176,7 @@ static void row(const answer *a, const int *width, const char *label,
 #define BYTES_CELL(fn, field)                                          \
     static void fn(const column *c, char *buf, size_t size)            \
     {                                                                  \
-        cli_bytes(buf, size, c->plan.field);                           \
+        gp_format_bytes(buf, size, c->plan.field);                           \
     }
 BYTES_CELL(cell_weights, weights_bytes)
 BYTES_CELL(cell_gradients, gradient_bytes)
@@ -197,7 +197,7 @@ static void cell_headroom(const column *c, char *buf, size_t size)
 {
     int64_t h = headroom(&c->plan);
     char b[32];
-    cli_bytes(b, sizeof b, h < 0 ? (uint64_t)0 - (uint64_t)h : (uint64_t)h);
+    gp_format_bytes(b, sizeof b, h < 0 ? (uint64_t)0 - (uint64_t)h : (uint64_t)h);
     snprintf(buf, size, "%s%s", h < 0 ? "-" : "", b);
 }
 
@@ -215,7 +215,7 @@ static void text_header(const fit_question *q, const answer *a)
 {
     char n[32], kv[32];
     const gpuprobe_plan *p = &a->pure;
-    cli_count(n, sizeof n, p->params);
+    gp_format_count(n, sizeof n, p->params);
     cli_line("Model: %s (%s: %s)", q->name,
              q->found.source == CLI_MODEL_SHIPPED ? "shipped config"
              : q->found.source == CLI_MODEL_HUB   ? "Hugging Face cache"
@@ -223,14 +223,14 @@ static void text_header(const fit_question *q, const answer *a)
              q->found.path);
     if (p->active_params != p->params) {
         char act[32];
-        cli_count(act, sizeof act, p->active_params);
+        gp_format_count(act, sizeof act, p->active_params);
         cli_line("  %s parameters (%llu), %s active per token", n, (unsigned long long)p->params,
                  act);
     } else {
         cli_line("  %s parameters (%llu)", n, (unsigned long long)p->params);
     }
     gpuprobe_dtype wd = (gpuprobe_dtype)opt(q, GPUPROBE_PLAN_WEIGHTS_DTYPE);
-    cli_bytes(kv, sizeof kv, p->kv_bytes_per_token);
+    gp_format_bytes(kv, sizeof kv, p->kv_bytes_per_token);
     cli_line("  %s weights%s%s%s, %s KV cache (%s per token%s)", gpuprobe_dtype_name(wd),
              q->cfg.torch_dtype[0] ? " (torch_dtype " : "", q->cfg.torch_dtype,
              q->cfg.torch_dtype[0] ? ")" : "", gpuprobe_dtype_name(cli_kv_dtype(q->opts)), kv,
@@ -285,7 +285,7 @@ static void text_table(const answer *a)
     for (size_t i = 0; i < a->n; i++) {
         char buf[48];
         int w = (int)strlen(a->col[i].spec);
-        cli_bytes(buf, sizeof buf, a->col[i].plan.available_bytes);
+        gp_format_bytes(buf, sizeof buf, a->col[i].plan.available_bytes);
         w = w > (int)strlen(buf) + 1 ? w : (int)strlen(buf) + 1;
         width[i] = w < 9 ? 9 : w;
         training |= a->col[i].plan.gradient_bytes != 0;
@@ -323,8 +323,8 @@ static void text_best(const fit_question *q, const answer *a)
     const gpuprobe_plan *p = &c->plan;
     char h[32], need[32];
     int64_t room = headroom(p);
-    cli_bytes(h, sizeof h, room < 0 ? (uint64_t)0 - (uint64_t)room : (uint64_t)room);
-    cli_bytes(need, sizeof need, p->total_bytes);
+    gp_format_bytes(h, sizeof h, room < 0 ? (uint64_t)0 - (uint64_t)room : (uint64_t)room);
+    gp_format_bytes(need, sizeof need, p->total_bytes);
     if (p->fits)
         cli_line("Best device: %s (%s): fits, %s to spare.", c->spec, c->name, h);
     else

@@ -34,6 +34,27 @@ _SIZE = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*$"
 _DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "float64": "fp64", "double": "fp64",
                   "float16": "fp16", "half": "fp16", "bfloat16": "bf16",
                   "float8_e4m3fn": "fp8", "float8_e5m2": "fp8"}
+# The torch_dtype values that give a plan's weights dtype (gpuprobe-fit's).
+_TORCH_DEFAULT_DTYPES = {"float32": "fp32", "float": "fp32", "fp32": "fp32",
+                         "float64": "fp64", "double": "fp64", "float16": "fp16",
+                         "half": "fp16", "fp16": "fp16", "bfloat16": "bf16",
+                         "bf16": "bf16", "int8": "int8"}
+# The largest context a plan takes from max_position_embeddings by default.
+DEFAULT_CONTEXT_CAP = 8192
+
+
+def _with_model_defaults(m: Any, w: Any) -> Any:
+    """The workload with what the model's config gives where it was not
+    asked: the weights dtype (torch_dtype) and the context
+    (max_position_embeddings, at most DEFAULT_CONTEXT_CAP), as
+    gpuprobe-fit --model sets them."""
+    import dataclasses
+    change = {}
+    if w.weights_dtype is None and m.torch_dtype in _TORCH_DEFAULT_DTYPES:
+        change["weights_dtype"] = _TORCH_DEFAULT_DTYPES[m.torch_dtype]
+    if w.context is None and m.max_position_embeddings:
+        change["context"] = min(m.max_position_embeddings, DEFAULT_CONTEXT_CAP)
+    return dataclasses.replace(w, **change) if change else w
 
 
 def _types() -> Any:
@@ -235,9 +256,9 @@ class Context:
         Raises NoFitError (no device meets them, the message says why),
         CudaUnavailableError, NotFoundError, InvalidArgumentError.
         """
-        req = self._requirements(min_free, min_cc, max_utilization, no_other_process,
-                                 model, workload)
-        with self._lock:
+        with self._lock, _Made(self._lib) as made:
+            req = self._requirements(min_free, min_cc, max_utilization, no_other_process,
+                                     model, workload, made)
             index, reason = self._select(spec, req, ignore_env)
             return self._device(index, reason)
 
@@ -253,17 +274,27 @@ class Context:
         return index.value, self._text(reason.value)
 
     def _requirements(self, min_free: SizeArg, min_cc: Any, max_utilization: Optional[int],
-                      no_other_process: bool, model: Any,
-                      workload: Dict[str, Any]) -> "_lib.Requirements":
+                      no_other_process: bool, model: Any, workload: Dict[str, Any],
+                      made: "_Made") -> "_lib.Requirements":
         unknown = set(workload) - set(_types().Workload.__dataclass_fields__)
         if unknown:
             raise TypeError("select() got unexpected keyword argument(s): %s"
                             % ", ".join(sorted(unknown)))
-        req = _lib.new_requirements()
+        v12 = self._lib.version_number >= 10200
+        req = _lib.new_requirements(_lib.Requirements12 if v12 else _lib.Requirements)
         need = 0 if min_free is None else parse_size(min_free, "min_free")
-        if model is not None:
-            # The plan's total (weights, KV cache, activations, the CUDA
-            # context's default cost, the margin), from the library.
+        if model is not None and v12:
+            # The library's own requirement: the model's plan on each
+            # device (its own context cost, what allocations get there)
+            # fits, and the most room left wins.
+            m = self.load_model(model)
+            w = _with_model_defaults(m, _types().Workload(**workload))
+            req.fit_model = made.params("model", m.parameters)
+            req.fit_plan = made.params("plan", self._plan_values(w))
+        elif model is not None:
+            # A 1.1 library: free memory for the plan's total (weights, KV
+            # cache, activations, the CUDA context's default cost, the
+            # margin).
             need = max(need, self.plan(model, device=None, **workload).total_bytes)
         elif workload:
             raise TypeError("%s given without a model" % ", ".join(sorted(workload)))
@@ -434,8 +465,8 @@ class Context:
         checkpointing, quant_group, gpus (tensor-parallel share), overhead,
         margin (bytes or sizes such as "2GiB").
         """
-        w = _types().Workload(**workload)
         m = self.load_model(model)
+        w = _with_model_defaults(m, _types().Workload(**workload))
         with self._lock, _Made(self._lib) as made:
             dev_index, reason = self._index(device) if device is not None else (None, None)
             handle = made.params("model", m.parameters)
@@ -449,8 +480,8 @@ class Context:
         """The fewest GPUs that hold the model with tensor parallelism (the
         ones with the most free memory), for :meth:`visible_devices`.
         Raises NoFitError when no number of them does, CudaUnavailableError."""
-        w = _types().Workload(**workload)
         m = self.load_model(model)
+        w = _with_model_defaults(m, _types().Workload(**workload))
         with self._lock, _Made(self._lib) as made:
             handle = made.params("model", m.parameters)
             opts = made.params("plan", self._plan_values(w))

@@ -126,6 +126,13 @@ class Requirements(ctypes.Structure):
     ]
 
 
+class Requirements12(Requirements):
+    """gpuprobe_requirements of 1.2: a model (and its workload) a device
+    must hold."""
+
+    _fields_ = [("fit_model", ctypes.c_void_p), ("fit_plan", ctypes.c_void_p)]
+
+
 class PlanStruct(ctypes.Structure):
     """gpuprobe_plan."""
 
@@ -151,9 +158,10 @@ def new_struct(kind: Any) -> Any:
     return s
 
 
-def new_requirements() -> Requirements:
-    """GPUPROBE_REQUIREMENTS_INIT: no requirement."""
-    r = new_struct(Requirements)
+def new_requirements(kind: Any = Requirements) -> Requirements:
+    """GPUPROBE_REQUIREMENTS_INIT: no requirement (kind: Requirements, or
+    Requirements12 for a 1.2 library)."""
+    r = new_struct(kind)
     r.fit_dtype = 3  # fp16, as the initialiser has it
     r.max_utilization = -1
     return r

@@ -299,9 +299,27 @@ def read_mapping(obj: Mapping) -> Dict[str, int]:
     return _Reader(obj).read()
 
 
-def load_file(path: str) -> Tuple[Dict[str, int], Optional[str]]:
-    """(parameters, torch_dtype) of the config.json at path; errors begin
-    with the path."""
+def plan_defaults(obj: Any) -> Tuple[Optional[str], Optional[int]]:
+    """(torch_dtype, max_position_embeddings) of a config's contents, as
+    gpuprobe-fit reads them: torch_dtype (or dtype, its newer name) at the
+    top level or in text_config; a positive whole max_position_embeddings."""
+    if not isinstance(obj, Mapping):
+        return None, None
+    dtype = None
+    for where in (obj, obj.get("text_config")):
+        if isinstance(where, Mapping):
+            for key in ("torch_dtype", "dtype"):
+                if dtype is None and isinstance(where.get(key), str):
+                    dtype = where[key]
+    mpe = obj.get("max_position_embeddings")
+    if isinstance(mpe, bool) or not isinstance(mpe, (int, float)) or mpe != int(mpe) or mpe < 1:
+        mpe = None
+    return dtype, None if mpe is None else int(mpe)
+
+
+def load_file(path: str) -> Tuple[Dict[str, int], Optional[str], Optional[int]]:
+    """(parameters, torch_dtype, max_position_embeddings) of the config.json
+    at path; errors begin with the path."""
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
@@ -315,10 +333,10 @@ def load_file(path: str) -> Tuple[Dict[str, int], Optional[str]]:
     except InvalidArgumentError as exc:
         raise InvalidArgumentError("%s: %s" % (path, exc.message)) from None
     try:
-        dtype = json.loads(data).get("torch_dtype")
-    except (ValueError, AttributeError):
-        dtype = None
-    return params, dtype if isinstance(dtype, str) else None
+        dtype, mpe = plan_defaults(json.loads(data))
+    except ValueError:
+        dtype, mpe = None, None
+    return params, dtype, mpe
 
 
 def param_count(value: Any) -> int:
@@ -345,10 +363,10 @@ def make_model(spec: Any, library_path: Optional[str]) -> Model:
         return Model(name="%d parameters" % param_count(spec), source="parameter count",
                      parameters={"params": param_count(spec)})
     if isinstance(spec, Mapping):
-        dtype = spec.get("torch_dtype")
+        dtype, mpe = plan_defaults(spec)
         return Model(name=str(spec.get("_name_or_path") or "config"), source="dict",
-                     parameters=read_mapping(spec),
-                     torch_dtype=dtype if isinstance(dtype, str) else None)
+                     parameters=read_mapping(spec), torch_dtype=dtype,
+                     max_position_embeddings=mpe)
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if isinstance(spec, bytes):
@@ -357,5 +375,6 @@ def make_model(spec: Any, library_path: Optional[str]) -> Model:
         raise TypeError("a model is a parameter count, a dict, a path or a name, not %s"
                         % type(spec).__name__)
     path, _how = resolve(spec, library_path)
-    params, dtype = load_file(path)
-    return Model(name=spec, source=path, parameters=params, torch_dtype=dtype)
+    params, dtype, mpe = load_file(path)
+    return Model(name=spec, source=path, parameters=params, torch_dtype=dtype,
+                 max_position_embeddings=mpe)

@@ -164,8 +164,14 @@ class Model:
     """The library's model parameters that were set (``gpuprobe_model_param``
     names in lower case: ``layers``, ``hidden``, ``heads``, ``kv_heads``, ...)."""
     torch_dtype: Optional[str] = None
-    """The config's ``torch_dtype``, as written; for information only: the
-    plan's weights dtype is what ``weights_dtype`` says (default bf16)."""
+    """The config's ``torch_dtype`` (or ``dtype``, its newer name), as
+    written. When it names a dtype the library has (float32, float64,
+    float16, bfloat16, int8 and their short names), it is the plan's
+    weights dtype unless ``weights_dtype`` is given, as in
+    ``gpuprobe-fit --model``."""
+    max_position_embeddings: Optional[int] = None
+    """The config's ``max_position_embeddings``: the plan's context, at most
+    8192 tokens, unless ``context`` is given, as in ``gpuprobe-fit --model``."""
 
     def __repr__(self) -> str:
         if set(self.parameters) == {"params"}:
@@ -178,7 +184,10 @@ class Workload:
     """How a model runs (``gpuprobe_plan_options``): every field left
     ``None`` takes the library's default (inference, bf16 weights, the KV
     cache in the compute dtype, 4096 tokens, batch 1, the CUDA context's
-    cost as overhead, a 1 GiB margin)."""
+    cost as overhead, a 1 GiB margin), except that a model read from a
+    config gives the weights dtype (its ``torch_dtype``) and the context
+    (its ``max_position_embeddings``, at most 8192), as ``gpuprobe-fit
+    --model`` does."""
 
     workload: Optional[str] = None
     """``"inference"``, ``"training"`` or ``"weights"``."""
