@@ -1699,7 +1699,7 @@ static void roofline_footer(cli_chart *c, const int *drawn)
         const bw_rec *b = &bw_recs[d];
         char one[256], size[32];
         if (b->r) {
-            cli_bytes(size, sizeof size, (uint64_t)bw_i(b->r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
+            gp_format_bytes(size, sizeof size, (uint64_t)bw_i(b->r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
             snprintf(one, sizeof one, "%.31s: best of %lld passes over %s buffers", b->spec,
                      (long long)bw_i(b->r, GPUPROBE_BANDWIDTH_METRIC_RUNS), size);
             append_once(bw, sizeof bw, one);
@@ -1789,6 +1789,7 @@ static void roofline_free(void)
     free(rl.points);
     memset(&rl, 0, sizeof rl);
     memset(bw_recs, 0, sizeof bw_recs);
+    bw_nrecs = 0;
 }
 
 static int check(void)
