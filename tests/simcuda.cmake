@@ -556,6 +556,39 @@ if(GPUPROBE_HAVE_CAIRO)
   simcuda_program(sweep_h200_l4.png "${SIMCUDA_H200_L4}" gpuprobe-bench --clean --err-empty
     --png {tmp}/sweep.png --files {tmp}=1 -- ${sweep_h200_l4} --plot {tmp}/sweep.png)
 endif()
+# gpuprobe-bench --roofline on the same boards: the read rate is the
+# modelled cuBLAS dot (a 5 us launch, then both 1 MiB buffers at the
+# board's memory_gbps: H200 2097152 / (5 us + 2097152 / 4800 GB/s) =
+# 385.73 GB/s; L4 at 300 GB/s: 174.90 GB/s), the roofs the sweep's fastest
+# points (as above), each ridge their ratio (H200 fp32 6099.9 / 385.73 =
+# 15.81 FLOP/byte), the peaks the library's (memory 4916.7 GB/s from
+# NVML's clocks and bus width): one panel a board, each roof's corner,
+# slope and point where the JSON puts it.
+if(GPUPROBE_HAVE_CAIRO) # (a build without cairo refuses --roofline: tests/tools.cmake)
+  set(roof_h200_l4 --sweep 16..256 --runs 1 --bytes 1MiB --device cuda:0,cuda:1 --dtype fp32,bf16)
+  simcuda_program(roofline_h200_l4.json "${SIMCUDA_H200_L4}" gpuprobe-bench --err-empty
+    --json-eq roofline.devices.0.device=\"cuda:0\" --json-eq roofline.devices.1.device_name=\"NVIDIA\ L4\"
+    --json-near roofline.devices.0.read_gbps=385.725 --json-near roofline.devices.1.read_gbps=174.901
+    --json-near roofline.devices.0.memory_peak_gbps=4916.736 --json-near roofline.devices.1.memory_peak_gbps=300.048
+    --json-near roofline.devices.0.roofs.0.gflops=6099.90 --json-eq roofline.devices.0.roofs.0.n=256
+    --json-near roofline.devices.0.roofs.0.ridge=15.8141 --json-near roofline.devices.0.roofs.0.peak_ridge=13.6082
+    --json-eq roofline.devices.0.roofs.1.dtype=\"bf16\" --json-near roofline.devices.0.roofs.1.points.4.intensity=64
+    --json-near roofline.devices.0.roofs.1.points.4.bytes=524288 --json-near roofline.devices.1.roofs.0.gflops=5494.06
+    --json-near roofline.devices.1.roofs.0.ridge=31.4124 --json-near roofline.devices.1.roofs.1.peak_ridge=403.801
+    --json-eq bandwidth.1.device=\"cuda:1\" --json-has "roofline.plot=/r.svg"
+    --svg {tmp}/r.svg --svg-roofline --svg-text "cuda:0: NVIDIA H200" --svg-text "cuda:1: NVIDIA L4"
+    --svg-text "fp32 roof 6.1 TFLOP/s" --svg-text "read 386 GB/s, peak 4.92 TB/s" --svg-text "read 175 GB/s, peak 300 GB/s"
+    --svg-text "bf16 peak 1.07 PFLOP/s" --svg-text "bf16 peak 121 TFLOP/s" --svg-text "n=256"
+    --svg-text "cuda:0: best of 1 passes over 1.0 MB buffers" --svg-text "cuBLAS 13.1.0)"
+    -- ${roof_h200_l4} --json --roofline {tmp}/r.svg)
+  simcuda_program(roofline_h200_l4 "${SIMCUDA_H200_L4}" gpuprobe-bench --clean --err-empty
+    --out "\ncuda:0 \\(NVIDIA H200\\): memory read 386 GB/s \\(measured\\), peak 4\\.92 TB/s:\n  fp32: roof 6\\.1 TFLOP/s \\(measured at n = 256\\), ridge at 15\\.8 FLOP/byte\\x3b peak 66\\.9 TFLOP/s, ridge 13\\.6\n"
+    --out "\n +256 +42\\.7 +6099\\.9 +100%\n"
+    --out "\ncuda:1 \\(NVIDIA L4\\): memory read 175 GB/s \\(measured\\), peak 300 GB/s:\n"
+    -- ${roof_h200_l4} --roofline {tmp}/r.svg)
+  simcuda_program(roofline_h200_l4.png "${SIMCUDA_H200_L4}" gpuprobe-bench --clean --err-empty
+    --png {tmp}/r.png --files {tmp}=1 -- ${roof_h200_l4} --roofline {tmp}/r.png)
+endif()
 # Bounded by memory: an L4 with 66 MiB free once its context is made fits
 # n = 256 but not 512 (A, B, C and cuBLAS's 64 MiB): a skipped point, exit 0.
 simcuda_program(sweep_memory.json "[gpu];preset=L4;free=570MiB" gpuprobe-bench --err-empty

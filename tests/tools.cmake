@@ -354,11 +354,77 @@ if(TARGET gpuprobe-smi)
       -- ${sweep} --plot {tmp}/s.gif)
     gpuprobe_run_test(tools.bench.plot_without_sweep gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
       --err "^gpuprobe-bench: --plot draws a sweep: add --sweep\n" -- --size 16 --plot {tmp}/s.png)
+
+    # --roofline: a sweep and a bandwidth run (small buffers: seconds), the
+    # roofline drawn. The text, PNG and JSON; in the SVG every roof's
+    # corner, the slope and every point where the JSON says, and its texts.
+    set(roof --sweep 16..64 --runs 1 --bytes 1MiB --device cpu)
+    gpuprobe_run_test(tools.bench.roofline gpuprobe-bench --clean --err-empty
+      --png {tmp}/r.png --files {tmp}=1
+      --out "^Matrix multiply sweep: " --out "\nBandwidth, GB/s = 10\\^9 bytes/s"
+      --out "\ncpu \\([^\n]*\\): memory read [0-9.]+ [kMGT]?B/s \\(measured\\)[^\n]*:\n  fp32: roof [0-9.]+ [kMGT]?FLOP/s \\(measured at n = (16|32|64)\\), ridge at [0-9.e+]+ FLOP/byte"
+      --out "\n +n +FLOP/byte +GFLOP/s +of attainable\n +16 +2\\.67 [^\n]*\n +32 +5\\.33 [^\n]*\n +64 +10\\.7 "
+      --out "\nDrawn into [^\n]*/r\\.png: the roofline, FLOP/s against FLOP/byte"
+      -- ${roof} --roofline {tmp}/r.png)
+    gpuprobe_run_test(tools.bench.roofline_svg gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --env SOURCE_DATE_EPOCH=1000000000 --svg {tmp}/r.svg --svg-roofline
+      --svg-text "Roofline: attainable throughput by arithmetic intensity" --svg-text ", measured 2001-09-09"
+      --svg-text "Arithmetic intensity (FLOP per byte of memory traffic, log scale)"
+      --svg-text "Attainable throughput (FLOP/s, log scale)" --svg-text "read " --svg-text "fp32 roof "
+      --svg-text "fp32 peak " --svg-text "n=16" --svg-text "solid: measured roof" --svg-text "memory bandwidth"
+      --svg-text "gpuprobe-bench ${PROJECT_VERSION} --roofline" --svg-text "12n² bytes in fp32"
+      --svg-text "cpu: best of 1 passes over 1.0 MB buffers"
+      --json-eq roofline.devices.0.device=\"cpu\" --json-has "roofline.plot=/r.svg" --json-eq sweep.budget_s=20
+      --json-eq sweep.plot=null --json-eq bandwidth.0.buffer_bytes=1048576 --json-eq bandwidth.0.error=null
+      --json-eq roofline.devices.0.roofs.0.dtype=\"fp32\" --json-eq roofline.devices.0.roofs.0.points.0.n=16
+      --json-near roofline.devices.0.roofs.0.points.0.bytes=3072 --json-near roofline.devices.0.roofs.0.points.0.flop=8192
+      --json-near roofline.devices.0.roofs.0.points.2.intensity=10.6667
+      --files {tmp}=1 -- ${roof} --json --roofline {tmp}/r.svg)
+    # Both pictures of one sweep; one size, one point.
+    gpuprobe_run_test(tools.bench.roofline_and_plot gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --svg {tmp}/r.svg --svg-roofline --pdf {tmp}/s.pdf --json-has "sweep.plot=/s.pdf"
+      --json-has "roofline.plot=/r.svg" --files {tmp}=2 -- ${roof} --json --roofline {tmp}/r.svg --plot {tmp}/s.pdf)
+    gpuprobe_run_test(tools.bench.roofline_one_point gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
+      --svg {tmp}/r.svg --svg-roofline --json-eq roofline.devices.0.roofs.0.n=32
+      -- --sweep 32..32 --runs 1 --bytes 1MiB --device cpu --json --roofline {tmp}/r.svg)
+    # A device whose bandwidth run fails has no slope: its roofs run flat
+    # across, the footer and stderr say why, exit status 1.
+    gpuprobe_run_test(tools.bench.roofline_no_bandwidth gpuprobe-bench --rc 1 --json ${GPUPROBE_JSON_DOC}
+      --svg {tmp}/r.svg --svg-roofline --svg-text "No slope for cpu: its bandwidth run failed (bandwidth on cpu needs"
+      --json-eq roofline.devices.0.read_gbps=null --json-eq roofline.devices.0.roofs.0.ridge=null
+      --json-eq bandwidth.0.error.status=\"out_of_memory\" --json-has "roofline.plot=/r.svg"
+      --err "^gpuprobe-bench: bandwidth on cpu: out of host memory: "
+      -- --sweep 16..32 --runs 1 --bytes 1TiB --device cpu --json --roofline {tmp}/r.svg)
+    # A device whose matmul fails has no roof: nothing to draw.
+    gpuprobe_run_test(tools.bench.roofline_no_roof gpuprobe-bench --rc 1 --files {tmp}=0 --clean
+      --preload ${GPUPROBE_SHIM} --env GPUPROBE_SHIM_FAIL=gpuprobe_matmul_run --env "GPUPROBE_SHIM_MESSAGE=no memory left"
+      --out "\nCPU fp32: failed: no memory left" --out "\n  fp32: no roof \\(no size was measured\\)" --no-out "Drawn into"
+      --err "^gpuprobe-bench: --roofline [^\n]*/r\\.svg: nothing to draw: no point was measured\n"
+      -- ${roof} --roofline {tmp}/r.svg)
+    gpuprobe_run_test(tools.bench.roofline_unwritable gpuprobe-bench --rc 1 --files {tmp}=0
+      --json ${GPUPROBE_JSON_DOC} --json-eq roofline.plot=null --json-eq roofline.devices.0.device=\"cpu\"
+      --err "^gpuprobe-bench: --roofline [^\n]*/missing/r\\.png: creating a temporary file beside it: No such file or directory"
+      -- ${roof} --json --roofline {tmp}/missing/r.png)
+    gpuprobe_run_test(tools.bench.roofline_extension gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "--roofline wants a file name ending in \\.png, \\.svg or \\.pdf, not '[^']*/r\\.jpg'"
+      -- ${roof} --roofline {tmp}/r.jpg)
+    # --roofline runs a sweep and a bandwidth run itself: not with
+    # --bandwidth (one or the other) nor --size (the sweep gives the sizes).
+    gpuprobe_run_test(tools.bench.roofline_bandwidth gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "^gpuprobe-bench: --roofline runs the bandwidth test itself: not with --bandwidth"
+      -- --bandwidth --roofline {tmp}/r.png)
+    gpuprobe_run_test(tools.bench.roofline_size gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "^gpuprobe-bench: --size and --roofline do not go together: --sweep FROM..TO gives the sizes"
+      -- --size 64 --roofline {tmp}/r.png)
   else()
-    # A build without cairo runs, and refuses --plot before any work.
+    # A build without cairo runs, and refuses --plot and --roofline before
+    # any work.
     gpuprobe_run_test(tools.bench.plot_without_cairo gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
       --err "^gpuprobe-bench: --plot: this gpuprobe-bench was built without cairo, so it draws no pictures"
       -- ${sweep} --plot {tmp}/s.png)
+    gpuprobe_run_test(tools.bench.roofline_without_cairo gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
+      --err "^gpuprobe-bench: --roofline: this gpuprobe-bench was built without cairo, so it draws no pictures"
+      -- --sweep 16..32 --device cpu --roofline {tmp}/r.png)
     gpuprobe_run_test(tools.bench.plot_without_cairo_json gpuprobe-bench --rc 2 --files {tmp}=0
       --json ${GPUPROBE_JSON_DOC} --json-eq error.status=\"usage\" --json-has "error.message=without cairo"
       -- ${sweep} --json --plot {tmp}/s.svg)

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_SWEEP, OPT_BUDGET,
-       OPT_PLOT, OPT_BANDWIDTH, OPT_BYTES, OPT_JSON };
+       OPT_PLOT, OPT_ROOFLINE, OPT_BANDWIDTH, OPT_BYTES, OPT_JSON };
 
 static const cli_option options[] = {
     [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
@@ -30,10 +30,11 @@ static const cli_option options[] = {
     [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)", 0},
     [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured); with --bandwidth, CPU threads (default: one per core)", 0},
     [OPT_SWEEP] = {"sweep", "[FROM..TO]", "every size from FROM to TO, doubling (default 64..8192 on a GPU, 64..4096 on the CPU)", 0},
-    [OPT_BUDGET] = {"budget", "SECONDS", "with --sweep: the time each device and precision may take (default 60)", 0},
+    [OPT_BUDGET] = {"budget", "SECONDS", "with --sweep: the time each device and precision may take (default 60; 20 with --roofline)", 0},
     [OPT_PLOT] = {"plot", "FILE", "with --sweep: draw GFLOP/s against N into FILE (.png, .svg or .pdf)", 0},
+    [OPT_ROOFLINE] = {"roofline", "FILE", "draw each device's roofline into FILE (.png, .svg or .pdf): a sweep and a bandwidth run, measured roofs and peaks", 0},
     [OPT_BANDWIDTH] = {"bandwidth", NULL, "measure memory and host-link bandwidth instead (read, copy, triad; GPU transfers)", 0},
-    [OPT_BYTES] = {"bytes", "SIZE", "with --bandwidth: bytes of each buffer, e.g. 1GiB (default: by the size rule)", 0},
+    [OPT_BYTES] = {"bytes", "SIZE", "with --bandwidth or --roofline: bytes of each buffer, e.g. 1GiB (default: by the size rule)", 0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -65,8 +66,9 @@ static struct {
     const char *plot;
     int bandwidth, batch_given;
     uint64_t bytes;
+    const char *roofline;           /* --roofline's file */
 } args = {5000, 0, 0, 0, 0, 0, GPUPROBE_DTYPE_FP32, {GPUPROBE_DTYPE_FP32}, 1, NULL, 0, 0, 0, 60, NULL,
-          0, 0, 0};
+          0, 0, 0, NULL};
 
 static rec recs[MAX_RECS];
 static size_t nrecs;
@@ -380,8 +382,8 @@ static int option(int opt, const char *v)
         return dtype_option(v);
     if (opt == OPT_SWEEP)
         return sweep_option(v);
-    if (opt == OPT_PLOT) {
-        args.plot = v;
+    if (opt == OPT_PLOT || opt == OPT_ROOFLINE) {
+        *(opt == OPT_PLOT ? &args.plot : &args.roofline) = v;
         return CLI_EXIT_OK;
     }
     if (opt == OPT_BUDGET) {
@@ -428,9 +430,10 @@ static int option(int opt, const char *v)
  * sweep; --plot needs a build with cairo and a file name it can draw. */
 static int matmul_check(void)
 {
-    if (args.plot && !cli_plot_available())
-        return cli_usage_error("--plot: this %s was built without cairo, so it draws no pictures "
-                               "(build it with cairo: Debian's libcairo2-dev)", cli_prog());
+    if ((args.plot || args.roofline) && !cli_plot_available())
+        return cli_usage_error("%s: this %s was built without cairo, so it draws no pictures "
+                               "(build it with cairo: Debian's libcairo2-dev)",
+                               args.plot ? "--plot" : "--roofline", cli_prog());
     if (!args.sweep) {
         const char *alone = args.ndtypes > 1                          ? "--dtype takes a list only with --sweep"
                             : args.device && strchr(args.device, ',') ? "--device takes a list only with --sweep"
@@ -440,9 +443,12 @@ static int matmul_check(void)
         return alone ? cli_usage_error("%s", alone) : CLI_EXIT_OK;
     }
     if (args.size_given)
-        return cli_usage_error("--size and --sweep do not go together: --sweep FROM..TO gives the sizes");
+        return cli_usage_error("--size and --%s do not go together: --sweep FROM..TO gives the sizes",
+                               args.roofline ? "roofline" : "sweep");
     if (args.plot && cli_plot_format_of(args.plot) < 0)
         return cli_bad_value(args.plot, "--plot wants a file name ending in .png, .svg or .pdf");
+    if (args.roofline && cli_plot_format_of(args.roofline) < 0)
+        return cli_bad_value(args.roofline, "--roofline wants a file name ending in .png, .svg or .pdf");
     return CLI_EXIT_OK;
 }
 
@@ -916,6 +922,14 @@ static void print_line(const line *l)
     }
 }
 
+/* --roofline (below the bandwidth's code, which it uses). */
+static void roofline_measure(gpuprobe_context *ctx, const size_t *dev, size_t ndev);
+static int roofline_plot(void);
+static void roofline_text(void);
+static void roofline_json(struct json_object *doc, int drawn);
+static int roofline_failures(void);
+static void roofline_free(void);
+
 static void print_sweep_text(void)
 {
     for (size_t i = 0; i < sw.n; i++)
@@ -938,7 +952,7 @@ static void print_sweep_text(void)
 
 /* ---- the sweep as JSON ---- */
 
-static int print_sweep_json(int drawn)
+static int print_sweep_json(int drawn, int roof_drawn)
 {
     struct json_object *doc = cli_doc();
     doc_common(doc, sw.cause, sw.detail, sw.why_no_gpu, 0, NULL, NULL);
@@ -980,6 +994,8 @@ static int print_sweep_json(int drawn)
     cli_set(sweep, "lines", lines);
     cli_set(doc, "sweep", sweep);
     cli_set(doc, "results", results);
+    if (args.roofline)
+        roofline_json(doc, roof_drawn);
     return cli_print_doc(doc);
 }
 
@@ -1063,8 +1079,9 @@ static void plot_stop(char *buf, size_t size, const line *l, int drawn)
         snprintf(buf + len, size - len, " %s failed at n = %lld.", what, (long long)l->stop_n);
 }
 
-/* The settings the picture was measured with, and what ended lines early. */
-static void plot_footer(cli_chart *c, const int *drawn)
+/* How the sweep measured, into buf: the sizes, the runs behind a median,
+ * the BLAS (and its threads) or cuBLAS. */
+static void sweep_settings(char *buf, size_t size)
 {
     char text[2048], backends[512] = "";
     if (args.runs > 0)
@@ -1096,30 +1113,76 @@ static void plot_footer(cli_chart *c, const int *drawn)
         from = sw.lines[i].from < from ? sw.lines[i].from : from;
         to = sw.lines[i].to > to ? sw.lines[i].to : to;
     }
-    char foot[3072];
-    snprintf(foot, sizeof foot, "%s %s --sweep: n doubling from %lld up to %lld; each point is the "
-             "median of %s, its result verified against a "
-             "double-precision reference; %s. Dashed: the theoretical peak of each line, from clocks "
-             "and unit counts (not measured).",
-             cli_prog(), gpuprobe_version_string(), (long long)from, (long long)to, text, backends);
+    snprintf(buf, size, "n doubling from %lld up to %lld; each point is the median of %s, its result "
+             "verified against a double-precision reference; %s", (long long)from, (long long)to,
+             text, backends);
+}
+
+/* The machine's load and every line that ended early or is not drawn,
+ * appended to foot. */
+static void footer_tail(char *foot, size_t size, const int *drawn)
+{
     char load[128];
     load_text(load, sizeof load);
     if (load[0]) {
         size_t len = strlen(foot);
-        snprintf(foot + len, sizeof foot - len, " Machine load: %s (other work lowers the figures); "
-                 "the bars span the slowest to the fastest run.", load);
+        snprintf(foot + len, size - len, " Machine load: %s (other work lowers the figures)%s.", load,
+                 args.roofline ? "" : "; the bars span the slowest to the fastest run");
     }
     for (size_t i = 0; i < sw.n; i++)
         if (!drawn[i] || sw.lines[i].stop != STOP_DONE)
-            plot_stop(foot, sizeof foot, &sw.lines[i], drawn[i]);
+            plot_stop(foot, size, &sw.lines[i], drawn[i]);
+}
+
+/* The settings the picture was measured with, and what ended lines early. */
+static void plot_footer(cli_chart *c, const int *drawn)
+{
+    char settings[3072], foot[4096];
+    sweep_settings(settings, sizeof settings);
+    snprintf(foot, sizeof foot, "%s %s --sweep: %s. Dashed: the theoretical peak of each line, from "
+             "clocks and unit counts (not measured).", cli_prog(), gpuprobe_version_string(), settings);
+    footer_tail(foot, sizeof foot, drawn);
     cli_chart_footer(c, foot);
+}
+
+/* Which lines have a measured point (drawn), in drawn[0 .. sw.n). */
+static void drawn_lines(int *drawn)
+{
+    for (size_t i = 0; i < sw.n; i++)
+        for (size_t k = 0; k < sw.lines[i].n; k++)
+            drawn[i] |= sw.lines[i].pts[k].st == GPUPROBE_OK;
+}
+
+/* The title, and under it the devices drawn and the date. */
+static void picture_title(cli_chart *c, const char *title, const int *drawn)
+{
+    char sub[512] = "", date[32];
+    for (size_t i = 0; i < sw.n; i++)
+        if (drawn[i])
+            append_once(sub, sizeof sub, sw.lines[i].name);
+    measured_on(date, sizeof date);
+    size_t len = strlen(sub);
+    snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
+    cli_chart_title(c, title, sub);
+}
+
+/* c written into path (for option opt), then let go with drawn. Returns 0,
+ * or 1 after saying why nothing was written. */
+static int picture_write(cli_chart *c, const char *opt, const char *path, int *drawn)
+{
+    char why[512];
+    int rc = cli_plot_write(c, path, why, sizeof why);
+    if (rc != 0)
+        cli_err("%s %s: %s", opt, path, why);
+    cli_chart_destroy(c);
+    free(drawn);
+    return rc != 0;
 }
 
 /* --plot: GFLOP/s against n, log-log, a line per device and precision and
  * its peak dashed. Returns 0, or 1 after saying why nothing was written. */
 static int sweep_plot(void)
 {
-    char sub[512] = "", date[32], why[512];
     int gpus = 0, peaks = 0, colour = 0;
     int *drawn = calloc(sw.n ? sw.n : 1, sizeof *drawn);
     cli_chart *c = cli_chart_create();
@@ -1129,33 +1192,20 @@ static int sweep_plot(void)
         cli_err("--plot %s: out of memory", args.plot);
         return 1;
     }
-    for (size_t i = 0; i < sw.n; i++) {
-        const line *l = &sw.lines[i];
-        gpus += l->gpu && (i == 0 || sw.lines[i - 1].device != l->device);
-        for (size_t k = 0; k < l->n; k++)
-            drawn[i] |= l->pts[k].st == GPUPROBE_OK;
-        if (drawn[i])
-            append_once(sub, sizeof sub, l->name);
-    }
+    drawn_lines(drawn);
+    for (size_t i = 0; i < sw.n; i++)
+        gpus += sw.lines[i].gpu && (i == 0 || sw.lines[i - 1].device != sw.lines[i].device);
     for (size_t i = 0; i < sw.n; i++)
         if (drawn[i])
             plot_line(c, &sw.lines[i], colour++ % CLI_CHART_COLOURS, gpus, &peaks);
     if (peaks)
         cli_chart_series(c, "dashed: theoretical peak", CLI_LINE_DASHED, CLI_CHART_GREY);
-    measured_on(date, sizeof date);
-    size_t len = strlen(sub);
-    snprintf(sub + len, sizeof sub - len, "%smeasured %s", len ? ", " : "", date);
-    cli_chart_title(c, "Matrix multiply throughput by size", sub);
+    picture_title(c, "Matrix multiply throughput by size", drawn);
     cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG2,
                    "Matrix size n: n \xc3\x97 n times n \xc3\x97 n (log scale)", NULL, 1);
     cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "Throughput (FLOP/s, log scale)", "FLOP/s", 1e9);
     plot_footer(c, drawn);
-    int rc = cli_plot_write(c, args.plot, why, sizeof why);
-    if (rc != 0)
-        cli_err("--plot %s: %s", args.plot, why);
-    cli_chart_destroy(c);
-    free(drawn);
-    return rc != 0;
+    return picture_write(c, "--plot", args.plot, drawn);
 }
 
 /* Reports each failed run on stderr; 1 when one failed. A size that does
@@ -1197,6 +1247,32 @@ static void sweep_free(void)
     memset(&sw, 0, sizeof sw);
 }
 
+/* The pictures, then the table or JSON; the exit status. */
+static int sweep_report(void)
+{
+    int plot_failed = args.plot ? sweep_plot() : 0;
+    int roof_failed = args.roofline ? roofline_plot() : 0;
+    int failed = sweep_failures() | (args.roofline && roofline_failures());
+    int rc = CLI_EXIT_OK;
+    if (cli_json()) {
+        rc = print_sweep_json(args.plot && !plot_failed, args.roofline && !roof_failed);
+    } else {
+        print_sweep_text();
+        if (args.roofline)
+            roofline_text();
+    }
+    if (!cli_json() && args.plot && !plot_failed) {
+        cli_endl();
+        cli_line("Drawn into %s: GFLOP/s against n, both on log scales; dashed: theoretical peaks.", args.plot);
+    }
+    if (!cli_json() && args.roofline && !roof_failed) {
+        cli_endl();
+        cli_line("Drawn into %s: the roofline, FLOP/s against FLOP/byte, both on log scales; solid: "
+                 "measured roofs, dashed: theoretical peaks.", args.roofline);
+    }
+    return rc != CLI_EXIT_OK ? rc : failed || plot_failed || roof_failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
 /* Every device in every precision asked for (by default fp32 on the CPU
  * and fp32, tf32, fp16 and bf16 on a GPU), then the table or JSON, and
  * the picture. */
@@ -1216,6 +1292,9 @@ static int run_sweep(gpuprobe_context *ctx)
     int rc = sweep_devices(ctx, dev, &ndev);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (args.roofline && ndev > CLI_CHART_MAX_PANELS)
+        return cli_usage_error("--roofline draws a panel a device, %d at most: --device lists %zu",
+                               CLI_CHART_MAX_PANELS, ndev);
     if (!cli_json()) {
         cli_line("Matrix multiply sweep: n x n x n for n doubling, the median of the timed runs at each n:");
         fflush(stdout);
@@ -1232,26 +1311,18 @@ static int run_sweep(gpuprobe_context *ctx)
                 rc = CLI_EXIT_FAIL;
         }
     }
+    if (rc == CLI_EXIT_OK && args.roofline)
+        roofline_measure(ctx, dev, ndev);
     if (sw.progress)
         fputs("\r\033[K", stderr);
     sw.load[1] = load_average();
-    if (rc != CLI_EXIT_OK) {
+    if (rc != CLI_EXIT_OK)
         cli_err("out of memory");
-        sweep_free();
-        return rc;
-    }
-    int plot_failed = args.plot ? sweep_plot() : 0;
-    int failed = sweep_failures();
-    if (cli_json())
-        rc = print_sweep_json(args.plot && !plot_failed);
     else
-        print_sweep_text();
-    if (!cli_json() && args.plot && !plot_failed) {
-        cli_endl();
-        cli_line("Drawn into %s: GFLOP/s against n, both on log scales; dashed: theoretical peaks.", args.plot);
-    }
+        rc = sweep_report();
     sweep_free();
-    return rc != CLI_EXIT_OK ? rc : failed || plot_failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    roofline_free();
+    return rc;
 }
 
 static int run(gpuprobe_context *ctx)
@@ -1281,7 +1352,7 @@ typedef struct bw_rec {
     gpuprobe_bandwidth_result *r;
 } bw_rec;
 
-static bw_rec bw_recs[2];
+static bw_rec bw_recs[MAX_SWEEP_DEVICES];
 static size_t bw_nrecs;
 
 static void bw_one(gpuprobe_context *ctx, size_t device, int64_t runs, int64_t threads, uint64_t bytes)
@@ -1526,14 +1597,217 @@ static int bw_run(gpuprobe_context *ctx, const char *device, int64_t runs, int64
     return rc != CLI_EXIT_OK ? rc : failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
+/* ---- --roofline: the sweep's roofs and each device's read rate ---- */
+
+static struct {
+    size_t ids[MAX_SWEEP_DEVICES]; /* the devices, in the sweep's order; bw_recs[] beside them */
+    size_t n;
+    cli_roof_device devs[MAX_SWEEP_DEVICES];
+    cli_roof roofs[MAX_SWEEP_DEVICES * MAX_DTYPES];
+    cli_roof_point *points;        /* every measured point, roof by roof */
+    cli_roofline model;
+} rl;
+
+/* The bytes of an element of A and B, and of C: the library's matmul
+ * keeps C in fp32 for every GPU precision (fp64 on the CPU's fp64). */
+static void elem_bytes(gpuprobe_dtype dt, size_t *in, size_t *out)
+{
+    *in = dt == GPUPROBE_DTYPE_FP64 ? 8 : dt == GPUPROBE_DTYPE_FP16 || dt == GPUPROBE_DTYPE_BF16 ? 2 : 4;
+    *out = dt == GPUPROBE_DTYPE_FP64 ? 8 : 4;
+}
+
+/* The roofs of line l: its points, the fastest as the roof. */
+static void roofline_roof(cli_roof *r, const line *l, size_t *np)
+{
+    size_t in = 4, out = 4;
+    elem_bytes(l->dtype, &in, &out);
+    memset(r, 0, sizeof *r);
+    r->dtype = gpuprobe_dtype_name(l->dtype);
+    r->points = &rl.points[*np];
+    for (size_t k = 0; k < l->n; k++) {
+        if (l->pts[k].st != GPUPROBE_OK)
+            continue;
+        const gpuprobe_matmul_result *m = l->pts[k].r;
+        cli_roof_point *p = &rl.points[(*np)++];
+        p->n = l->pts[k].n;
+        p->bytes = cli_roof_matmul_bytes(p->n, in, out);
+        p->gflops = dget(m, GPUPROBE_METRIC_GFLOPS);
+        r->npoints++;
+        if (p->gflops > r->gflops) {
+            r->gflops = p->gflops;
+            r->n = p->n;
+        }
+        r->peak_gflops = dget(m, GPUPROBE_METRIC_PEAK_GFLOPS);
+    }
+}
+
+/* The model drawn, printed and written: each device's read rate and its
+ * lines' roofs. */
+static void roofline_model(void)
+{
+    size_t total = 0, np = 0, nroofs = 0;
+    for (size_t i = 0; i < sw.n; i++)
+        total += sw.lines[i].n;
+    rl.points = calloc(total ? total : 1, sizeof *rl.points);
+    if (!rl.points)
+        return;
+    for (size_t d = 0; d < rl.n; d++) {
+        cli_roof_device *dv = &rl.devs[d];
+        const bw_rec *b = &bw_recs[d];
+        memset(dv, 0, sizeof *dv);
+        dv->spec = b->spec;
+        dv->name = b->spec;
+        if (b->r) {
+            gpuprobe_bandwidth_result_test(b->r, GPUPROBE_BANDWIDTH_TEST_READ, GPUPROBE_BANDWIDTH_BEST_GBPS,
+                                           &dv->read_gbps);
+            dv->peak_gbps = bw_d(b->r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS);
+        }
+        dv->roofs = &rl.roofs[nroofs];
+        for (size_t i = 0; i < sw.n; i++) {
+            if (sw.lines[i].device != rl.ids[d])
+                continue;
+            dv->name = sw.lines[i].name;
+            roofline_roof(&rl.roofs[nroofs++], &sw.lines[i], &np);
+            dv->nroofs++;
+        }
+    }
+    rl.model = (cli_roofline){rl.devs, rl.n, NULL, 0};
+}
+
+/* A bandwidth run on each device of the sweep, then the model. */
+static void roofline_measure(gpuprobe_context *ctx, const size_t *dev, size_t ndev)
+{
+    for (size_t d = 0; d < ndev; d++) {
+        const char *spec = "?";
+        gpuprobe_device_get_string(ctx, dev[d], GPUPROBE_ATTR_SPEC, &spec);
+        if (sw.progress) { /* as progress() does */
+            fprintf(stderr, "\r%s: %s memory bandwidth ...\033[K", cli_prog(), spec);
+            fflush(stderr);
+        }
+        rl.ids[rl.n++] = dev[d];
+        bw_one(ctx, dev[d], args.runs, args.threads, args.bytes);
+    }
+    roofline_model();
+}
+
+/* How the slopes were measured, and which device has none. */
+static void roofline_footer(cli_chart *c, const int *drawn)
+{
+    char settings[3072], bw[512] = "", nobw[1024] = "", foot[6144];
+    sweep_settings(settings, sizeof settings);
+    for (size_t d = 0; d < rl.n; d++) {
+        const bw_rec *b = &bw_recs[d];
+        char one[256], size[32];
+        if (b->r) {
+            gp_format_bytes(size, sizeof size, (uint64_t)bw_i(b->r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES));
+            snprintf(one, sizeof one, "%.31s: best of %lld passes over %s buffers", b->spec,
+                     (long long)bw_i(b->r, GPUPROBE_BANDWIDTH_METRIC_RUNS), size);
+            append_once(bw, sizeof bw, one);
+            if (!(bw_d(b->r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS) > 0)) {
+                snprintf(one, sizeof one, " No memory peak for %.31s (%.150s).", b->spec,
+                         bw_s(b->r, GPUPROBE_BANDWIDTH_METRIC_PEAK_SOURCE));
+                snprintf(nobw + strlen(nobw), sizeof nobw - strlen(nobw), "%s", one);
+            }
+        } else {
+            snprintf(one, sizeof one, " No slope for %.31s: its bandwidth run failed (%.100s).", b->spec, b->error);
+            snprintf(nobw + strlen(nobw), sizeof nobw - strlen(nobw), "%s", one);
+        }
+    }
+    snprintf(foot, sizeof foot, "%s %s --roofline. Flat roofs: the fastest median of a matmul sweep in "
+             "each precision (%s). Slopes: the memory read rate of the bandwidth run (%s; docs/bandwidth.md). "
+             "A point is a size n: 2n\xc2\xb3 FLOP over the least memory traffic, A and B read once and C "
+             "written once: 12n\xc2\xb2 bytes in fp32 and tf32, 8n\xc2\xb2 in fp16 and bf16 (C is fp32), "
+             "24n\xc2\xb2 in fp64. Dashed: theoretical peaks, compute from clocks and unit counts, memory from the "
+             "platform (not measured).%s", cli_prog(), gpuprobe_version_string(), settings,
+             bw[0] ? bw : "none measured", nobw);
+    footer_tail(foot, sizeof foot, drawn);
+    cli_chart_footer(c, foot);
+}
+
+/* --roofline: the picture. Returns 0, or 1 after saying why nothing was
+ * written. */
+static int roofline_plot(void)
+{
+    int *drawn = calloc(sw.n ? sw.n : 1, sizeof *drawn);
+    cli_chart *c = drawn && rl.points ? cli_chart_create() : NULL;
+    if (!c) {
+        free(drawn);
+        cli_err("--roofline %s: out of memory", args.roofline);
+        return 1;
+    }
+    drawn_lines(drawn);
+    picture_title(c, "Roofline: attainable throughput by arithmetic intensity", drawn);
+    cli_roofline_draw(c, &rl.model);
+    roofline_footer(c, drawn);
+    return picture_write(c, "--roofline", args.roofline, drawn);
+}
+
+static void roofline_text(void)
+{
+    cli_endl();
+    cli_line("Bandwidth, GB/s = 10^9 bytes/s (docs/bandwidth.md says how bytes are counted):");
+    for (size_t d = 0; d < rl.n; d++)
+        bw_print_rec(&bw_recs[d]);
+    cli_endl();
+    cli_line("Roofline: attainable = min(roof, memory read x FLOP/byte); a point's FLOP/byte is 2 n^3 over");
+    cli_line("A and B read once and C written once (12 n^2 bytes in fp32, tf32; 8 n^2 in fp16, bf16; 24 n^2 in fp64):");
+    if (rl.points)
+        cli_roofline_print(&rl.model);
+}
+
+static void roofline_json(struct json_object *doc, int drawn)
+{
+    struct json_object *arr = cli_arr(), *o = cli_obj();
+    for (size_t d = 0; d < rl.n; d++)
+        cli_push(arr, bw_rec_json(&bw_recs[d]));
+    cli_set(doc, "bandwidth", arr);
+    if (drawn)
+        cli_set_str(o, "plot", args.roofline);
+    else
+        cli_set_null(o, "plot");
+    cli_set(o, "devices", rl.points ? cli_roofline_json(&rl.model) : cli_arr());
+    cli_set(doc, "roofline", o);
+}
+
+/* Reports each failed bandwidth run on stderr; 1 when one failed. */
+static int roofline_failures(void)
+{
+    int failed = 0;
+    for (size_t d = 0; d < rl.n; d++)
+        if (bw_recs[d].st != GPUPROBE_OK) {
+            cli_err("bandwidth on %s: %s: %s", bw_recs[d].spec, gpuprobe_status_string(bw_recs[d].st),
+                    bw_recs[d].error);
+            failed = 1;
+        }
+    return failed;
+}
+
+static void roofline_free(void)
+{
+    for (size_t d = 0; d < rl.n; d++)
+        gpuprobe_bandwidth_result_destroy(bw_recs[d].r);
+    free(rl.points);
+    memset(&rl, 0, sizeof rl);
+    memset(bw_recs, 0, sizeof bw_recs);
+    bw_nrecs = 0;
+}
+
 static int check(void)
 {
+    if (args.bandwidth && args.roofline)
+        return cli_usage_error("--roofline runs the bandwidth test itself: not with --bandwidth "
+                               "(--bytes sets its buffers)");
     if (args.bandwidth && (args.size_given || args.dtype_given || args.batch_given))
         return cli_usage_error("--size, --dtype and --batch are a matmul's: not with --bandwidth");
     if (args.bandwidth && (args.sweep || args.plot || budget_given))
         return cli_usage_error("--sweep, --budget and --plot are a matmul's: not with --bandwidth");
-    if (!args.bandwidth && args.bytes)
-        return cli_usage_error("--bytes is for --bandwidth");
+    if (!args.bandwidth && !args.roofline && args.bytes)
+        return cli_usage_error("--bytes is for --bandwidth and --roofline");
+    if (args.roofline) { /* a sweep, with a shorter budget by default */
+        args.sweep = 1;
+        if (!budget_given)
+            args.budget_s = 20;
+    }
     return args.bandwidth ? CLI_EXIT_OK : matmul_check();
 }
 

@@ -12,8 +12,16 @@
   and must land within half a point of where its n and GFLOP/s put it; its
   bar "spread-L-I" from the slowest run to the fastest likewise (beside
   it, the lines' bars apart), and each peak "level-J".
+- SVG of a roofline (--roofline): in each device's panel (ids prefixed
+  "panel-P-" past the first, read back through that panel's x ticks),
+  each measured roof "roof-D-K" starts at its ridge (the corner, at the
+  JSON's ridge and gflops) and each peak "peak-D-K" lies at its
+  peak_gflops; the slope "memory-D" ends at the highest ridge, on the
+  highest roof, and rises at the read rate; each point "point-L-I" sits
+  at its intensity and GFLOP/s, and its text, where drawn, says "n=N".
 
-run.py imports it (--png, --pdf, --svg, --svg-text, --svg-points).
+run.py imports it (--png, --pdf, --svg, --svg-text, --svg-points,
+--svg-roofline).
 """
 import math
 import re
@@ -113,12 +121,15 @@ def label_value(text):
     return float(m.group(1)) * PREFIX[m.group(2) or ""]
 
 
-def axis(ids, which):
+def axis(ids, which, prefix=""):
     """(a, b) with position = a + b * log(value), from the axis's first and
-    last labelled ticks."""
+    last labelled ticks (of the panel whose ids start with prefix; the y
+    labels are the first panel's)."""
     ticks = []
     for j in range(64):
-        grid, label = ids.get("%s-tick-%d" % (which, j)), ids.get("%s-tick-%d-label" % (which, j))
+        grid = ids.get("%s%s-tick-%d" % (prefix, which, j))
+        label = ids.get("%s-tick-%d-label" % (which, j) if which == "y" else
+                        "%s%s-tick-%d-label" % (prefix, which, j))
         if grid is None:
             break
         if label is None:
@@ -195,6 +206,96 @@ def check_points(root, doc):
         drawn += 1
     if "point-%d-0" % drawn in ids:
         problems.append("SVG: more lines drawn than lines measured")
+    if checked == 0:
+        problems.append("SVG: no point to check")
+    return problems
+
+
+def vertices(e):
+    return [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+
+
+def near(at, want, what, problems):
+    if abs(at[0] - want[0]) > 0.5 or abs(at[1] - want[1]) > 0.5:
+        problems.append("SVG: %s is at (%.2f, %.2f), expected (%.2f, %.2f)" % (what, at[0], at[1], want[0], want[1]))
+
+
+def check_roof(ids, p, d, k, roof, dev, ax, ay, problems):
+    """Roof k of device d in panel prefix p: its corner, its peak."""
+    e = ids.get("%sroof-%d-%d" % (p, d, k))
+    if e is None:
+        problems.append("SVG: no %sroof-%d-%d for %s %s" % (p, d, k, dev["device"], roof["dtype"]))
+        return
+    y = ay[0] + ay[1] * math.log(roof["gflops"] * 1e9)
+    first = vertices(e)[0]
+    if roof["ridge"] is not None:
+        near(first, (ax[0] + ax[1] * math.log(roof["ridge"]), y), "the corner of %sroof-%d-%d" % (p, d, k), problems)
+    elif abs(first[1] - y) > 0.5:
+        problems.append("SVG: %sroof-%d-%d is at y %.2f, expected %.2f" % (p, d, k, first[1], y))
+    if roof["peak_gflops"] is not None:
+        e = ids.get("%speak-%d-%d" % (p, d, k))
+        want = ay[0] + ay[1] * math.log(roof["peak_gflops"] * 1e9)
+        ys = [v[1] for v in vertices(e)] if e is not None else []
+        if not ys or any(abs(v - want) > 0.5 for v in ys):
+            problems.append("SVG: the peak %speak-%d-%d is at %s, expected y %.2f" % (p, d, k, ys, want))
+
+
+def check_slope(ids, p, d, dev, roofs, ax, ay, problems):
+    """The measured slope of device d: up to the highest ridge, on the
+    highest roof, rising by the read rate."""
+    e = ids.get("%smemory-%d" % (p, d))
+    if dev["read_gbps"] is None:
+        if e is not None:
+            problems.append("SVG: a slope %smemory-%d without a read rate" % (p, d))
+        return
+    if e is None:
+        problems.append("SVG: no slope %smemory-%d" % (p, d))
+        return
+    top = max(roofs, key=lambda r: r["ridge"])
+    v = vertices(e)
+    near(v[-1], (ax[0] + ax[1] * math.log(top["ridge"]), ay[0] + ay[1] * math.log(top["gflops"] * 1e9)),
+         "the top of %smemory-%d" % (p, d), problems)
+    # Back along the line: the value at its previous vertex is the read rate
+    # times the intensity there.
+    x = math.exp((v[-2][0] - ax[0]) / ax[1])
+    near(v[-2], (v[-2][0], ay[0] + ay[1] * math.log(dev["read_gbps"] * x * 1e9)),
+         "the slope %smemory-%d" % (p, d), problems)
+
+
+def check_roofline(root, doc):
+    """Each device's panel of a gpuprobe-bench roofline where the JSON
+    document's roofline member says."""
+    ids = by_id(root)
+    problems, panel, line, checked = [], 0, 0, 0
+    for d, dev in enumerate(doc.get("roofline", {}).get("devices", [])):
+        roofs = [(k, r) for k, r in enumerate(dev["roofs"]) if r["gflops"] is not None]
+        if not roofs:
+            continue
+        p = "panel-%d-" % panel if panel else ""
+        try:
+            ax, ay = axis(ids, "x", p), axis(ids, "y")
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            return problems + ["SVG: panel %d: %s" % (panel, exc)]
+        for k, roof in roofs:
+            check_roof(ids, p, d, k, roof, dev, ax, ay, problems)
+        check_slope(ids, p, d, dev, [r for _, r in roofs], ax, ay, problems)
+        for k, roof in roofs:
+            for i, pt in enumerate(roof["points"]):
+                e = ids.get("%spoint-%d-%d" % (p, line, i))
+                at = translate(e) if e is not None else None
+                if at is None:
+                    problems.append("SVG: no %spoint-%d-%d (%s %s n=%d)" % (p, line, i, dev["device"], roof["dtype"], pt["n"]))
+                    continue
+                near(at, (ax[0] + ax[1] * math.log(pt["intensity"]), ay[0] + ay[1] * math.log(pt["gflops"] * 1e9)),
+                     "%spoint-%d-%d (%s n=%d)" % (p, line, i, roof["dtype"], pt["n"]), problems)
+                t = ids.get("%spoint-%d-%d-text" % (p, line, i))
+                if t is not None and "".join(t.itertext()) != "n=%d" % pt["n"]:
+                    problems.append("SVG: %spoint-%d-%d-text says %r, not n=%d" % (p, line, i, "".join(t.itertext()), pt["n"]))
+                checked += 1
+            line += 1
+        panel += 1
+    if "panel-%d-panel-title" % panel in ids:
+        problems.append("SVG: more panels than devices with a roof")
     if checked == 0:
         problems.append("SVG: no point to check")
     return problems

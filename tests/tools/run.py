@@ -52,6 +52,8 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --svg-text TEXT  (with --svg) a text element of it holds TEXT
   --svg-points     (with --svg and --json) the points of a gpuprobe-bench
                    sweep sit where the JSON document's figures put them
+  --svg-roofline   (with --svg and --json) the roofs, ridges, slopes and
+                   points of a gpuprobe-bench roofline likewise
   --absent FILE    there is no FILE after the run
   --files DIR=N    DIR holds exactly N entries after the run (nothing left
                    behind)
@@ -171,6 +173,8 @@ def check_files(a, doc):
                 problems.append("no text of the SVG holds %r (it has %r)" % (want, have[:40]))
         if a.svg_points and doc is not None:
             problems += plotcheck.check_points(root, doc)
+        if a.svg_roofline and doc is not None:
+            problems += plotcheck.check_roofline(root, doc)
     for path in a.absent:
         if os.path.lexists(path):
             problems.append("%s exists" % path)
@@ -216,16 +220,17 @@ def main():
     ap.add_argument("--svg")
     ap.add_argument("--svg-text", action="append", default=[])
     ap.add_argument("--svg-points", action="store_true")
+    ap.add_argument("--svg-roofline", action="store_true")
     ap.add_argument("--absent", action="append", default=[])
     ap.add_argument("--files", action="append", default=[])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     cmd = [re.sub(r"\{(.)\*([0-9]+)\}", lambda m: m.group(1) * int(m.group(2)), x) for x in cmd]
-    if (a.json_has or a.json_eq or a.json_near or a.svg_points) and not a.json:
-        ap.error("--json-has, --json-eq, --json-near and --svg-points need --json")
-    if (a.svg_text or a.svg_points) and not a.svg:
-        ap.error("--svg-text and --svg-points need --svg")
+    if (a.json_has or a.json_eq or a.json_near or a.svg_points or a.svg_roofline) and not a.json:
+        ap.error("--json-has, --json-eq, --json-near, --svg-points and --svg-roofline need --json")
+    if (a.svg_text or a.svg_points or a.svg_roofline) and not a.svg:
+        ap.error("--svg-text, --svg-points and --svg-roofline need --svg")
     scratch = tempfile.TemporaryDirectory(prefix="run-py-files.")
     cmd = [x.replace("{tmp}", scratch.name) for x in cmd]
     for name in ("png", "pdf", "svg"):

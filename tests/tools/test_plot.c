@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include <json-c/json.h>
+
 #include "cli.h"
 #include "draw.h"
 
@@ -471,6 +473,178 @@ static void drawing_with_cairo_or_refused_without(void **state)
     cli_chart_destroy(c);
 }
 
+
+/* ---- panels, plain lines, point texts, notes at the end ---- */
+
+/* Two panels of one point each, at the same values. */
+static cli_chart *two_panels(void)
+{
+    cli_chart *c = cli_chart_create();
+    cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG10, "x", NULL, 1);
+    cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "y", "FLOP/s", 1e9);
+    assert_int_equal(cli_chart_panel(c, "left"), 0);
+    int a = cli_chart_series(c, "a", CLI_LINE_SOLID, 0);
+    cli_chart_point(c, a, 10, 100);
+    cli_chart_point(c, a, 100, 1000);
+    assert_int_equal(cli_chart_panel(c, "right"), 1);
+    int b = cli_chart_series(c, NULL, CLI_LINE_SOLID, 1);
+    cli_chart_point(c, b, 10, 100);
+    cli_chart_label(c, 100, 1000, "operating point", 5);
+    return c;
+}
+
+static void layout_panels_share_axes(void **state)
+{
+    (void)state;
+    cli_chart *c = two_panels();
+    draw_list l;
+    lay_out(c, &l);
+    assert_int_equal(l.npanels, 2);
+    const double *p0 = l.panels[0], *p1 = l.panels[1];
+    assert_true(p1[0] > p0[0] + p0[2]);              /* side by side */
+    assert_true(p0[1] == p1[1] && p0[3] == p1[3]);   /* as high */
+    assert_true(fabs(p0[2] - p1[2]) < 1e-9);         /* as wide */
+    /* The same value lands at the same place in each. */
+    const draw_item *a = find(&l, "point-0-0"), *b = find(&l, "panel-1-point-1-0");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(fabs((a->x - p0[0]) - (b->x - p1[0])) < 1e-9 && a->y == b->y);
+    /* Each panel has its x ticks and title; the y labels are the first's. */
+    assert_non_null(find(&l, "x-tick-0-label"));
+    assert_non_null(find(&l, "panel-1-x-tick-0-label"));
+    assert_non_null(find(&l, "y-tick-0-label"));
+    assert_null(find(&l, "panel-1-y-tick-0-label"));
+    assert_string_equal(find(&l, "panel-title")->text, "left");
+    assert_string_equal(find(&l, "panel-1-panel-title")->text, "right");
+    /* The labelled point is in the second panel; lines clip to their own. */
+    const draw_item *ring = find(&l, "panel-1-label-0");
+    assert_non_null(ring);
+    assert_true(ring->x > p1[0] && ring->x < p1[0] + p1[2]);
+    assert_int_equal(find(&l, "line-0")->clip, 1);
+    char *svg = NULL;
+    size_t len = 0;
+    assert_int_equal(draw_svg(&l, "t", &svg, &len), 0);
+    assert_non_null(strstr(svg, "<clipPath id=\"plot-area-1\">"));
+    free(svg);
+    draw_list_free(&l);
+    /* No more panels than CLI_CHART_MAX_PANELS. */
+    for (int i = 2; i < CLI_CHART_MAX_PANELS; i++)
+        assert_int_equal(cli_chart_panel(c, "more"), i);
+    assert_int_equal(cli_chart_panel(c, "too many"), -1);
+    cli_chart_destroy(c);
+}
+
+static void layout_plain_lines_run_on_and_texts_keep_apart(void **state)
+{
+    (void)state;
+    cli_chart *c = cli_chart_create();
+    cli_chart_axis(c, CLI_CHART_X, CLI_SCALE_LOG10, "x", NULL, 1);
+    cli_chart_axis(c, CLI_CHART_Y, CLI_SCALE_LOG10, "y", NULL, 1);
+    int roof = cli_chart_series(c, NULL, CLI_LINE_PLAIN, 0);
+    cli_chart_point(c, roof, 10, 100);
+    cli_chart_point(c, roof, 20, 100);
+    cli_chart_extend(c, roof, 0, 1);
+    cli_chart_note_at(c, roof, CLI_NOTE_END);
+    cli_chart_note(c, roof, "roof 100");
+    int s = cli_chart_series(c, "points", CLI_LINE_SOLID, 1);
+    cli_chart_id(c, s, "my points!");
+    cli_chart_point(c, s, 1, 1);
+    cli_chart_point_text(c, s, "n=1");
+    cli_chart_point(c, s, 1, 1); /* the same place: its text is left out */
+    cli_chart_point_text(c, s, "n=2");
+    cli_chart_point(c, s, 1, 10000); /* the roof in the middle: room above it */
+    draw_list l;
+    lay_out(c, &l);
+    const draw_item *r = find(&l, "roof-0");
+    assert_non_null(r);
+    assert_int_equal(r->n, 3); /* its two points, then on past the right edge */
+    assert_true(r->xy[4] > l.area[0] + l.area[2] && r->xy[5] == r->xy[1]);
+    /* A plain line has no marks, nor does it count among the lines that do. */
+    assert_non_null(find(&l, "point-0-0"));
+    assert_null(find(&l, "point-1-0"));
+    assert_non_null(find(&l, "mypoints")); /* the id, without what ids cannot hold */
+    assert_string_equal(find(&l, "point-0-0-text")->text, "n=1");
+    assert_null(find(&l, "point-0-1-text"));
+    /* The note at the right end, above the line. */
+    const draw_item *n = find(&l, "note-0");
+    assert_non_null(n);
+    double w = fixed_width(NULL, n->text, n->size, 0);
+    assert_true(fabs(n->x + w - (l.area[0] + l.area[2] - 4)) < 1e-9 && n->y < r->xy[1]);
+    draw_list_free(&l);
+    cli_chart_destroy(c);
+}
+
+/* ---- the roofline ---- */
+
+static void roofline_arithmetic(void **state)
+{
+    (void)state;
+    assert_true(cli_roof_matmul_bytes(16, 4, 4) == 3072);    /* fp32: 12 n^2 */
+    assert_true(cli_roof_matmul_bytes(16, 2, 4) == 2048);    /* fp16: 8 n^2 */
+    assert_true(cli_roof_matmul_bytes(16, 8, 8) == 6144);    /* fp64: 24 n^2 */
+    assert_true(cli_roof_ridge(1000, 100) == 10);
+    assert_true(cli_roof_ridge(1000, 0) == 0 && cli_roof_ridge(0, 100) == 0);
+    assert_true(cli_roof_attainable(1000, 100, 2) == 200);   /* on the slope */
+    assert_true(cli_roof_attainable(1000, 100, 50) == 1000); /* under the roof */
+    assert_true(cli_roof_attainable(1000, 0, 2) == 1000);    /* no slope */
+}
+
+static void roofline_draws_panels_roofs_and_operating_points(void **state)
+{
+    (void)state;
+    static const cli_roof_point cpu_pts[] = {{64, 49152, 20}, {128, 196608, 40}, {256, 786432, 60}};
+    static const cli_roof_point gpu_pts[] = {{1024, 12582912, 50000}};
+    const cli_roof cpu_roofs[] = {{"fp32", 60, 256, 200, cpu_pts, 3}};
+    const cli_roof gpu_roofs[] = {{"fp32", 50000, 1024, 67000, gpu_pts, 1},
+                                  {"bf16", 600000, 1024, 989000, gpu_pts, 1},
+                                  {"fp16", 0, 0, 989000, NULL, 0}}; /* not measured: not drawn */
+    const cli_roof_device devs[] = {{"cpu", "A CPU", 20, 0, cpu_roofs, 1},
+                                    {"cuda:0", "A GPU", 4000, 4800, gpu_roofs, 3}};
+    const cli_roof_extra extra[] = {{1, 1.0, 3000, "decode"}, {1, 300, 400000, "prefill"}};
+    const cli_roofline r = {devs, 2, extra, 2};
+    cli_chart *c = cli_chart_create();
+    cli_roofline_draw(c, &r);
+    draw_list l;
+    lay_out(c, &l);
+    assert_int_equal(l.npanels, 2);
+    /* Each slope ends where its highest roof starts: at that ridge. */
+    const draw_item *m0 = find(&l, "memory-0"), *r0 = find(&l, "roof-0-0");
+    assert_non_null(m0);
+    assert_non_null(r0);
+    assert_true(fabs(m0->xy[2 * m0->n - 2] - r0->xy[0]) < 1e-6 && fabs(m0->xy[2 * m0->n - 1] - r0->xy[1]) < 1e-6);
+    const draw_item *m1 = find(&l, "panel-1-memory-1"), *bf = find(&l, "panel-1-roof-1-1");
+    const draw_item *fp = find(&l, "panel-1-roof-1-0");
+    assert_true(fabs(m1->xy[2 * m1->n - 2] - bf->xy[0]) < 1e-6);
+    /* The lower roof starts on the slope: the three points in a line. */
+    double sx = m1->xy[2 * m1->n - 2] - m1->xy[2 * m1->n - 4], sy = m1->xy[2 * m1->n - 1] - m1->xy[2 * m1->n - 3];
+    double fx = fp->xy[0] - m1->xy[2 * m1->n - 4], fy = fp->xy[1] - m1->xy[2 * m1->n - 3];
+    assert_true(fabs(sx * fy - sy * fx) < 1e-6 * (sx * sx + sy * sy));
+    assert_null(find(&l, "panel-1-roof-1-2"));
+    assert_non_null(find(&l, "panel-1-peak-1-1"));
+    assert_non_null(find(&l, "panel-1-memory-peak-1"));
+    assert_null(find(&l, "memory-peak-0")); /* no memory peak known */
+    /* The operating points: rings with their labels in the GPU's panel. */
+    assert_string_equal(find(&l, "panel-1-label-0-text")->text, "decode");
+    assert_string_equal(find(&l, "panel-1-label-1-text")->text, "prefill");
+    assert_true(find(&l, "panel-1-label-0")->shape == DRAW_RING);
+    /* A precision is named in the legend once; the points say their n. */
+    size_t fp32 = 0;
+    for (size_t i = 0; i < l.n; i++)
+        fp32 += l.items[i].kind == DRAW_TEXT && strncmp(l.items[i].id, "legend-", 7) == 0 &&
+                strcmp(l.items[i].text, "fp32") == 0;
+    assert_int_equal(fp32, 1);
+    assert_string_equal(find(&l, "point-0-0-text")->text, "n=64");
+    draw_list_free(&l);
+    cli_chart_destroy(c);
+    /* The JSON: one entry per device, the ridges. */
+    struct json_object *j = cli_roofline_json(&r);
+    const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+    assert_non_null(strstr(text, "\"ridge\":3,"));   /* 60 / 20 */
+    assert_non_null(strstr(text, "\"ridge\":12.5,"));  /* 50000 / 4000 */
+    assert_non_null(strstr(text, "\"ridge\":null,"));  /* fp16: no roof */
+    json_object_put(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +662,10 @@ int main(void)
         cmocka_unit_test(layout_cuts_long_names_and_wraps_the_footer),
         cmocka_unit_test(layout_single_point),
         cmocka_unit_test(layout_refuses_empty_and_impossible_charts),
+        cmocka_unit_test(layout_panels_share_axes),
+        cmocka_unit_test(layout_plain_lines_run_on_and_texts_keep_apart),
+        cmocka_unit_test(roofline_arithmetic),
+        cmocka_unit_test(roofline_draws_panels_roofs_and_operating_points),
         cmocka_unit_test(svg_keeps_text_as_quoted_text),
         cmocka_unit_test(formats_by_extension),
         cmocka_unit_test(drawing_with_cairo_or_refused_without),

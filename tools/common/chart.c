@@ -8,6 +8,7 @@
 #include "draw.h"
 #include "text.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ cli_chart *cli_chart_create(void)
         c->axis[i].scale = CLI_SCALE_LINEAR;
         c->axis[i].unit_scale = 1;
     }
+    c->npanels = 1;
     return c;
 }
 
@@ -57,11 +59,16 @@ void cli_chart_destroy(cli_chart *c)
         free(c->series[i].note);
         free(c->series[i].xy);
         free(c->series[i].band);
+        for (size_t k = 0; k < c->series[i].n; k++)
+            free(c->series[i].text[k]);
+        free(c->series[i].text);
     }
     free(c->series);
     for (size_t i = 0; i < c->nlabels; i++)
         free(c->labels[i].text);
     free(c->labels);
+    for (size_t i = 0; i < CLI_CHART_MAX_PANELS; i++)
+        free(c->panel_title[i]);
     free(c);
 }
 
@@ -117,7 +124,9 @@ int cli_chart_series(cli_chart *c, const char *name, cli_line_style style, int c
     s = &c->series[c->nseries];
     memset(s, 0, sizeof *s);
     s->name = keep(c, name);
-    s->style = style == CLI_LINE_DASHED ? CLI_LINE_DASHED : CLI_LINE_SOLID;
+    s->style = style == CLI_LINE_DASHED || style == CLI_LINE_PLAIN ? style : CLI_LINE_SOLID;
+    s->panel = c->panel;
+    s->mark = -1;
     s->colour = colour >= 0 && colour <= CLI_CHART_GREY ? colour : CLI_CHART_GREY;
     return (int)c->nseries++;
 }
@@ -133,13 +142,17 @@ void cli_chart_point(cli_chart *c, int s, double x, double y)
         if (xy)
             se->xy = xy;
         double *band = xy ? realloc(se->band, want * 2 * sizeof *band) : NULL;
-        if (!band) {
+        if (band)
+            se->band = band;
+        char **text = band ? realloc(se->text, want * sizeof *text) : NULL;
+        if (!text) {
             c->failed = 1;
             return;
         }
-        se->band = band;
+        se->text = text;
         se->cap = want;
     }
+    se->text[se->n] = NULL;
     se->xy[2 * se->n] = x;
     se->xy[2 * se->n + 1] = y;
     se->band[2 * se->n] = se->band[2 * se->n + 1] = NAN;
@@ -153,6 +166,61 @@ void cli_chart_spread(cli_chart *c, int s, double lo, double hi)
     chart_series *se = &c->series[s];
     se->band[2 * se->n - 2] = lo < hi ? lo : hi;
     se->band[2 * se->n - 1] = lo < hi ? hi : lo;
+}
+
+void cli_chart_point_text(cli_chart *c, int s, const char *text)
+{
+    if (!c || s < 0 || (size_t)s >= c->nseries || c->series[s].n == 0)
+        return;
+    chart_series *se = &c->series[s];
+    free(se->text[se->n - 1]);
+    se->text[se->n - 1] = keep(c, text);
+}
+
+void cli_chart_extend(cli_chart *c, int s, int start, int end)
+{
+    if (!c || s < 0 || (size_t)s >= c->nseries)
+        return;
+    c->series[s].extend[0] = start != 0;
+    c->series[s].extend[1] = end != 0;
+}
+
+int cli_chart_panel(cli_chart *c, const char *title)
+{
+    if (!c)
+        return -1;
+    /* The first call titles the first panel. */
+    int first = c->panel == 0 && c->npanels == 1 && !c->panel_title[0];
+    if (!first && c->npanels == CLI_CHART_MAX_PANELS)
+        return -1;
+    if (!first)
+        c->panel = (int)c->npanels++;
+    c->panel_title[c->panel] = keep(c, title ? title : "");
+    return c->panel;
+}
+
+void cli_chart_mark(cli_chart *c, int s, int mark)
+{
+    if (c && s >= 0 && (size_t)s < c->nseries)
+        c->series[s].mark = mark >= 0 && mark < 5 ? mark : -1;
+}
+
+void cli_chart_note_at(cli_chart *c, int s, int where)
+{
+    if (c && s >= 0 && (size_t)s < c->nseries)
+        c->series[s].note_at = where & (CLI_NOTE_BELOW | CLI_NOTE_END);
+}
+
+void cli_chart_id(cli_chart *c, int s, const char *id)
+{
+    if (!c || s < 0 || (size_t)s >= c->nseries || !id)
+        return;
+    char *to = c->series[s].id;
+    size_t n = 0;
+    for (; *id && n + 1 < sizeof c->series[s].id; id++)
+        if (isalnum((unsigned char)*id) || *id == '-')
+            to[n++] = *id;
+    to[n] = '\0';
 }
 
 void cli_chart_note(cli_chart *c, int s, const char *text)
@@ -187,5 +255,6 @@ void cli_chart_label(cli_chart *c, double x, double y, const char *text, int col
     l[c->nlabels].y = y;
     l[c->nlabels].colour = colour >= 0 && colour <= CLI_CHART_GREY ? colour : CLI_CHART_GREY;
     l[c->nlabels].text = keep(c, text);
+    l[c->nlabels].panel = c->panel;
     c->nlabels++;
 }

@@ -38,6 +38,7 @@ enum { CLI_CHART_X = 0, CLI_CHART_Y = 1 };
 typedef enum cli_line_style {
     CLI_LINE_SOLID = 0,  /* a line through the points, each marked */
     CLI_LINE_DASHED = 1, /* a dashed line, no marks: a peak, a roof */
+    CLI_LINE_PLAIN = 2,  /* a solid line, no marks: a measured roof */
 } cli_line_style;
 
 /* Colours: the Okabe-Ito palette, which readers with any common colour
@@ -47,6 +48,9 @@ typedef enum cli_line_style {
  * notes and keys. Text in the pale ones is darkened. */
 #define CLI_CHART_COLOURS 8
 #define CLI_CHART_GREY CLI_CHART_COLOURS
+
+/* The most panels a chart has (cli_chart_panel()). */
+#define CLI_CHART_MAX_PANELS 4
 
 /* The size of every picture, in points (SVG and PDF) and in pixels at
  * 1x (PNG is drawn at 2x): 16:10, for a README or a slide. */
@@ -68,6 +72,15 @@ void cli_chart_footer(cli_chart *c, const char *text);
 void cli_chart_axis(cli_chart *c, int which, cli_scale scale, const char *title,
                     const char *unit, double unit_scale);
 
+/* A panel: the series and labelled points added after this call are drawn
+ * in a plot area of their own, titled title, beside those of the panels
+ * before it; every panel shows the same ranges on both axes (the y tick
+ * labels left of the first), so that they compare at a glance. The first
+ * call titles the first panel. A chart without it has one, untitled.
+ * Returns the panel's index, or -1 past CLI_CHART_MAX_PANELS (the series
+ * then stay in the last one). */
+int cli_chart_panel(cli_chart *c, const char *title);
+
 /* A series in colour colour (0 .. CLI_CHART_GREY); name in the legend
  * (NULL: none, as for a peak whose solid line is already there). Returns
  * its index, or -1 when out of memory (then its points are ignored). A
@@ -75,6 +88,26 @@ void cli_chart_axis(cli_chart *c, int which, cli_scale scale, const char *title,
 int cli_chart_series(cli_chart *c, const char *name, cli_line_style style, int colour);
 /* A point of series s, in data units; points are joined in the order given. */
 void cli_chart_point(cli_chart *c, int s, double x, double y);
+/* A short text beside the last point of series s ("n=4096"); a text
+ * that would overlap one placed before is left out. */
+void cli_chart_point_text(cli_chart *c, int s, const char *text);
+/* Let series s run on past its first point (start) and its last one (end)
+ * in the direction of its first and last segments, to the edge of the
+ * plot: a roof's slope from the left edge, its flat part to the right
+ * one. Those ends do not widen the axes. */
+void cli_chart_extend(cli_chart *c, int s, int start, int end);
+/* The mark of series s's points, 0 .. 4 (circle, square, triangle,
+ * diamond, triangle pointing down); by default the shapes in turn over
+ * the lines with marks. */
+void cli_chart_mark(cli_chart *c, int s, int mark);
+/* Where series s's note goes: by default above its first point; below
+ * it (for a line that rises to the right from there), at the right edge of
+ * the plot (for a flat line that starts where others do), or both. */
+enum { CLI_NOTE_BELOW = 1, CLI_NOTE_END = 2 };
+void cli_chart_note_at(cli_chart *c, int s, int where);
+/* The SVG id of series s's line (letters, digits and '-', at most 31
+ * bytes; by default "line-L", "dashed-J" or "roof-J" by kind and order). */
+void cli_chart_id(cli_chart *c, int s, const char *id);
 /* A note written along series s, above its first point ("fp32 peak 67
  * TFLOP/s"); notes that would overlap are moved apart. */
 void cli_chart_note(cli_chart *c, int s, const char *text);

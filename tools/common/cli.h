@@ -10,6 +10,7 @@
  *
  *   start.h    cli_main(): options, a context, the work, the end
  *   plot.h     a chart drawn into a PNG, SVG or PDF file (cairo)
+ *   roofline.h a roofline onto a chart, as a table, as JSON
  *   chart.h    a chart to fill: axes, series, levels, labels, legend
  *   probe.h    the CUDA answer, a device as JSON
  *   model.h    a model named on the command line: its config.json found
@@ -52,6 +53,7 @@
 #include "probe.h"
 #include "progress.h"
 #include "report.h"
+#include "roofline.h"
 #include "start.h"
 #include "text.h"
 #include "values.h"

@@ -46,7 +46,7 @@ typedef struct draw_item {
     double width;        /* stroke width (LINE, RECT: 0 is none; MARK: its white rim) */
     int dashed;          /* LINE: dashes of 7 on, 5 off ... */
     double dash_offset;  /* ... starting this far into the pattern */
-    int clip;            /* LINE: clipped to the plot area */
+    int clip;            /* LINE: clipped to the plot area of panel clip - 1 (0: not) */
     size_t n;            /* LINE: points in xy */
     double *xy;
     double x, y, w, h, r;
@@ -57,7 +57,7 @@ typedef struct draw_item {
     int vertical;        /* TEXT: turned a quarter anticlockwise about (x, y) */
     int halo;            /* TEXT: on a white rim (over lines) */
     char *text;
-    char id[40];         /* SVG: the element's id, or "" (points, ticks) */
+    char id[64];         /* SVG: the element's id, or "" (points, ticks) */
 } draw_item;
 
 /* The chart itself, as chart.c keeps it (laid out by layout.c). */
@@ -69,6 +69,12 @@ typedef struct chart_series {
     int colour;
     double *xy;          /* the points, x and y in turn */
     double *band;        /* each point's spread, lo and hi in turn (NaN: none) */
+    char **text;         /* each point's text, or NULL */
+    int extend[2];       /* runs on before its first point, after its last */
+    char id[32];         /* its line's SVG id, or "" for the default */
+    int panel;
+    int mark;            /* its marks' shape, or -1: in turn */
+    int note_at;         /* CLI_NOTE_BELOW, CLI_NOTE_END */
     size_t n, cap;
 } chart_series;
 
@@ -76,6 +82,7 @@ typedef struct chart_label {
     double x, y;
     char *text;
     int colour;
+    int panel;
 } chart_label;
 
 typedef struct chart_axis {
@@ -93,12 +100,18 @@ struct cli_chart {
     size_t nseries;
     chart_label *labels;
     size_t nlabels;
+    char *panel_title[CLI_CHART_MAX_PANELS];
+    size_t npanels;      /* 1 .. CLI_CHART_MAX_PANELS */
+    int panel;           /* where series go now */
     int failed; /* an allocation failed: drawing says "out of memory" */
 };
 
 typedef struct draw_list {
     double width, height;
-    double area[4];      /* the plot area: x, y, w, h (the clip of LINEs) */
+    double area[4];      /* the (first) plot area: x, y, w, h (the clip of LINEs) */
+    double panels[CLI_CHART_MAX_PANELS][4]; /* each panel's plot area, area first */
+    size_t npanels;
+    char prefix[16];     /* put before the ids of the items added now */
     draw_item *items;
     size_t n, cap;
     int failed;          /* out of memory somewhere: draw nothing */

@@ -23,6 +23,10 @@
 #define LEGEND_SIZE 12.5
 #define NOTE_SIZE 11.5
 #define FOOTER_SIZE 11.0
+#define POINT_TEXT_SIZE 10.0
+#define PANEL_TITLE_SIZE 13.0
+#define MAX_BOXES 256    /* notes and point texts kept clear of each other, a panel */
+#define PANEL_GAP 36.0   /* between panels: room for the x labels at their edges */
 #define PAD 12.0          /* between the frame and the outermost data */
 #define MARK_R 4.5
 #define SWATCH 28.0       /* a legend entry's sample of its line */
@@ -60,6 +64,8 @@ static uint32_t text_colour(uint32_t rgb)
  * points (so that a colour used again comes with another mark). */
 static draw_shape shape_of(const cli_chart *c, size_t s)
 {
+    if (c->series[s].mark >= 0)
+        return (draw_shape)c->series[s].mark;
     size_t k = 0;
     for (size_t i = 0; i < s; i++)
         k += c->series[i].style == CLI_LINE_SOLID && c->series[i].n > 0;
@@ -87,7 +93,7 @@ static draw_item *add(draw_list *l, draw_kind kind, uint32_t rgb, const char *id
     it->kind = kind;
     it->rgb = rgb;
     if (id)
-        snprintf(it->id, sizeof it->id, "%s", id);
+        snprintf(it->id, sizeof it->id, "%s%s", l->prefix, id);
     return it;
 }
 
@@ -185,8 +191,11 @@ typedef struct frame {
     cli_axis ax[2];
     double left, top, right, bottom; /* the plot area */
     size_t dashes;                   /* dashed lines drawn so far */
-    size_t lines, levels;            /* series with marks, levels, drawn so far */
+    size_t lines, levels, roofs;     /* series with marks, levels, plain lines drawn so far */
     size_t all_lines;                /* series with marks in all */
+    int panel;                       /* the panel being drawn */
+    double (*box)[4];                /* the panel's notes and point texts so far */
+    size_t placed;
 } frame;
 
 static double px(const frame *f, double x)
@@ -359,7 +368,7 @@ static void legend(frame *f, double lw)
             continue;
         uint32_t rgb = draw_colour(se->colour);
         double xy[4] = {x + 10, yy, x + 10 + SWATCH, yy};
-        add_line(f->l, xy, 2, rgb, se->style == CLI_LINE_DASHED ? 1.6 : 2.2,
+        add_line(f->l, xy, 2, rgb, se->style == CLI_LINE_DASHED ? 1.6 : se->style == CLI_LINE_SOLID ? 2.2 : 2.8,
                  se->style == CLI_LINE_DASHED, 0, 0, NULL);
         if (se->style == CLI_LINE_SOLID)
             add_mark(f->l, x + 10 + SWATCH / 2, yy, shape_of(c, s), MARK_R,
@@ -411,20 +420,37 @@ static void grid(frame *f)
     for (size_t i = 0; i < f->ax[1].nticks; i++) {
         double y = py(f, f->ax[1].tick[i]);
         snprintf(id, sizeof id, "y-tick-%zu", i);
-        add_segment(f->l, f->left - 4, y, f->right, y, GRID, 1, id);
+        add_segment(f->l, f->left - (f->panel ? 0 : 4), y, f->right, y, GRID, 1, id);
+        if (f->panel) /* the first panel's labels serve all */
+            continue;
         tick_label(f, 1, f->ax[1].tick[i], label, sizeof label);
         snprintf(id, sizeof id, "y-tick-%zu-label", i);
         add_text(f->l, f->left - 8, y + TICK_SIZE * 0.36, label, TICK_SIZE, DRAW_END, INK, id);
     }
     add_rect(f->l, f->left, f->top, f->right - f->left, f->bottom - f->top, 0, 0, FRAME, 1);
+    const char *title = f->c->panel_title[f->panel];
+    if (title) {
+        char fitted[256]; /* cut to the panel (measured plain: a bold margin) */
+        fit_text(f, title, PANEL_TITLE_SIZE, 0.9 * (f->right - f->left), fitted, sizeof fitted);
+        draw_item *t = add_text(f->l, (f->left + f->right) / 2, f->top - 8, fitted, PANEL_TITLE_SIZE,
+                                DRAW_MIDDLE, INK, "panel-title");
+        if (t)
+            t->bold = 1;
+    }
+}
+
+/* The axis titles: across, under every panel; up, left of the first. */
+static void axis_titles(frame *f, double left, double right)
+{
     const cli_chart *c = f->c;
-    add_text(f->l, (f->left + f->right) / 2, f->bottom + 6 + TICK_SIZE + 10 + AXIS_TITLE_SIZE,
+    add_text(f->l, (left + right) / 2, f->bottom + 6 + TICK_SIZE + 10 + AXIS_TITLE_SIZE,
              c->axis[0].title, AXIS_TITLE_SIZE, DRAW_MIDDLE, INK, "x-title");
     draw_item *t = add_text(f->l, MARGIN + AXIS_TITLE_SIZE, (f->top + f->bottom) / 2,
                             c->axis[1].title, AXIS_TITLE_SIZE, DRAW_MIDDLE, INK, "y-title");
     if (t)
         t->vertical = 1;
 }
+
 
 /* The spread of point i at x: a bar with caps from lo to hi, when it is
  * long enough to see ("spread-L-I"). The bars of the lines stand a little
@@ -445,6 +471,34 @@ static void spread(frame *f, const chart_series *se, size_t i, double x, uint32_
     add_segment(f->l, x - 3.5, y1, x + 3.5, y1, rgb, 1.2, NULL);
 }
 
+/* The screen points of series se, with its ends run on to the edge of the
+ * plot where it asks (far past it: the line is clipped); *n in, *n out. */
+static double *screen_points(const frame *f, const chart_series *se, size_t *count)
+{
+    size_t n = se->n, at = se->extend[0] && n > 1;
+    double *xy = malloc(2 * (n + 2) * sizeof *xy);
+    if (!xy)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        xy[2 * (at + i)] = px(f, se->xy[2 * i]);
+        xy[2 * (at + i) + 1] = py(f, se->xy[2 * i + 1]);
+    }
+    const double far = 4 * (f->l->width + f->l->height);
+    for (int end = 0; end < 2 && n > 1; end++) {
+        if (!se->extend[end])
+            continue;
+        /* From the second point to the first, or the last but one to the last. */
+        size_t a = end ? at + n - 2 : at + 1, b = end ? at + n - 1 : at;
+        double dx = xy[2 * b] - xy[2 * a], dy = xy[2 * b + 1] - xy[2 * a + 1];
+        double len = sqrt(dx * dx + dy * dy);
+        size_t to = end ? at + n : 0;
+        xy[2 * to] = xy[2 * b] + (len > 0 ? dx / len * far : 0);
+        xy[2 * to + 1] = xy[2 * b + 1] + (len > 0 ? dy / len * far : 0);
+    }
+    *count = n + at + (se->extend[1] && n > 1);
+    return xy;
+}
+
 /* A series: its line (clipped to the plot area), then its marks; a level
  * across the plot. Dashes of lines that coincide (two precisions with one
  * peak) alternate, so that both colours show. */
@@ -454,65 +508,133 @@ static void series(frame *f, size_t s)
     if (se->n == 0)
         return;
     uint32_t rgb = draw_colour(se->colour);
-    int dashed = se->style == CLI_LINE_DASHED;
-    double width = dashed ? 1.6 : 2.2, offset = dashed ? 6.0 * (double)(f->dashes++ % 2) : 0;
+    int dashed = se->style == CLI_LINE_DASHED, marks = se->style == CLI_LINE_SOLID;
+    double width = dashed ? 1.6 : marks ? 2.2 : 2.8;
+    double offset = dashed ? 6.0 * (double)(f->dashes++ % 2) : 0;
     char id[40];
     if (se->level) {
         double at[4] = {f->left, py(f, se->xy[1]), f->right, py(f, se->xy[1])};
         snprintf(id, sizeof id, "level-%zu", f->levels++);
-        add_line(f->l, at, 2, rgb, width, dashed, offset, 1, id);
+        add_line(f->l, at, 2, rgb, width, dashed, offset, 1 + f->panel, se->id[0] ? se->id : id);
         return;
     }
-    double *xy = malloc(2 * se->n * sizeof *xy);
+    size_t n = 0;
+    double *xy = screen_points(f, se, &n);
     if (!xy) {
         f->l->failed = 1;
         return;
     }
-    for (size_t i = 0; i < se->n; i++) {
-        xy[2 * i] = px(f, se->xy[2 * i]);
-        xy[2 * i + 1] = py(f, se->xy[2 * i + 1]);
-    }
-    snprintf(id, sizeof id, "%s-%zu", dashed ? "dashed" : "line", dashed ? f->dashes : f->lines);
-    if (se->n > 1)
-        add_line(f->l, xy, se->n, rgb, width, dashed, offset, 1, id);
-    for (size_t i = 0; i < se->n; i++)
-        spread(f, se, i, xy[2 * i], rgb);
+    snprintf(id, sizeof id, "%s-%zu", dashed ? "dashed" : marks ? "line" : "roof",
+             dashed ? f->dashes : marks ? f->lines : f->roofs++);
+    if (n > 1)
+        add_line(f->l, xy, n, rgb, width, dashed, offset, 1 + f->panel, se->id[0] ? se->id : id);
+    size_t at = se->extend[0] && se->n > 1; /* the first point's index in xy */
+    for (size_t i = 0; i < se->n && marks; i++)
+        spread(f, se, i, xy[2 * (at + i)], rgb);
     /* Ids for the tests and for readers of the SVG: "point-L-I", the I-th
      * point of the L-th line with marks. */
-    for (size_t i = 0; i < se->n && !dashed; i++) {
+    for (size_t i = 0; i < se->n && marks; i++) {
         snprintf(id, sizeof id, "point-%zu-%zu", f->lines, i);
-        add_mark(f->l, xy[2 * i], xy[2 * i + 1], shape_of(f->c, s), MARK_R, rgb, id);
+        add_mark(f->l, xy[2 * (at + i)], xy[2 * (at + i) + 1], shape_of(f->c, s), MARK_R, rgb, id);
     }
-    f->lines += !dashed;
+    f->lines += marks;
     free(xy);
 }
 
-/* The notes above the first point of their series, moved right past any
- * note already placed that they would overlap. */
-static void notes(frame *f)
+/* True when box b (x0, y0, x1, y1) overlaps none of the n in boxes. */
+static int clear_of(const double b[4], double (*boxes)[4], size_t n)
 {
-    double box[64][4];
-    size_t placed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(b[0] >= boxes[i][2] || b[2] <= boxes[i][0] || b[1] >= boxes[i][3] || b[3] <= boxes[i][1]))
+            return 0;
+    return 1;
+}
+
+/* The texts beside the points of the lines with marks ("point-L-I-text"):
+ * right of and below each mark, else left of and above it, else (it would
+ * cover a note or another text) left out. */
+static void point_texts(frame *f)
+{
+    size_t line = 0;
     for (size_t s = 0; s < f->c->nseries; s++) {
         const chart_series *se = &f->c->series[s];
-        if (!se->note || se->n == 0)
+        if (se->style != CLI_LINE_SOLID || se->n == 0)
             continue;
-        double w = width_of(f, se->note, NOTE_SIZE, 0);
-        double x = (se->level ? f->left : px(f, se->xy[0])) + 4, y = py(f, se->xy[1]) - 5;
-        if (y - NOTE_SIZE < f->top + 2)
-            y += NOTE_SIZE + 8; /* no room above: below the line */
-        for (size_t i = 0; i < placed; i++) {
-            int apart = x >= box[i][2] || x + w <= box[i][0] || y <= box[i][1] || y - NOTE_SIZE >= box[i][3];
-            if (!apart) {
-                x = box[i][2] + 12;
-                i = (size_t)-1; /* check them all again */
+        for (size_t i = 0; i < se->n && f->placed < MAX_BOXES && se->panel == f->panel; i++) {
+            if (!se->text[i])
+                continue;
+            double x = px(f, se->xy[2 * i]), y = py(f, se->xy[2 * i + 1]);
+            double w = width_of(f, se->text[i], POINT_TEXT_SIZE, 0), h = POINT_TEXT_SIZE;
+            double right[4] = {x + 5, y + 4, x + 5 + w, y + 4 + h};
+            double left[4] = {x - 5 - w, y - 4 - h, x - 5, y - 4};
+            double *b = right[2] < f->right && clear_of(right, f->box, f->placed) ? right
+                        : left[0] > f->left && clear_of(left, f->box, f->placed) ? left
+                                                                            : NULL;
+            if (!b)
+                continue;
+            memcpy(f->box[f->placed++], b, sizeof right);
+            char id[48];
+            snprintf(id, sizeof id, "point-%zu-%zu-text", line, i);
+            draw_item *t = add_text(f->l, b[0], b[3] - 1, se->text[i], POINT_TEXT_SIZE, DRAW_START,
+                                    text_colour(draw_colour(se->colour)), id);
+            if (t)
+                t->halo = 1;
+        }
+        line++;
+    }
+}
+
+/* x moved past each placed box that the note [x, x + w] with its baseline
+ * at y would overlap, to the right (dir 1) or the left (-1); 0 when it
+ * then leaves [lo, hi]. */
+static int shift(double (*box)[4], size_t placed, double *x, double y, double w, int dir, double lo,
+                 double hi)
+{
+    for (size_t i = 0; i < placed; i++) {
+        int apart = *x >= box[i][2] || *x + w <= box[i][0] || y <= box[i][1] || y - NOTE_SIZE >= box[i][3];
+        if (!apart) {
+            *x = dir > 0 ? box[i][2] + 12 : box[i][0] - 12 - w;
+            i = (size_t)-1; /* check them all again */
+        }
+    }
+    return *x >= lo && *x + w <= hi;
+}
+
+/* The notes of this panel's series above their first point (below it
+ * when there is no room above, or the series asks; at the right edge, and
+ * moved left, when it asks), moved right past the notes placed before;
+ * when that runs past the plot, on the other side of the line, else
+ * against the edge (a note at the right edge is then left out). */
+static void notes(frame *f)
+{
+    for (size_t s = 0; s < f->c->nseries; s++) {
+        const chart_series *se = &f->c->series[s];
+        if (!se->note || se->n == 0 || se->panel != f->panel)
+            continue;
+        double w = width_of(f, se->note, NOTE_SIZE, 0), limit = f->right - 4;
+        int dir = se->note_at & CLI_NOTE_END ? -1 : 1;
+        double x0 = dir < 0 ? limit - w : (se->level ? f->left : px(f, se->xy[0])) + 4;
+        double yl = py(f, se->xy[1]);
+        double side[2] = {yl - 5, yl + NOTE_SIZE + 8}; /* above, below */
+        int first = (se->note_at & CLI_NOTE_BELOW) != 0;
+        if (side[first] - NOTE_SIZE < f->top + 2 || side[first] > f->bottom - 2)
+            first = !first; /* no room there */
+        double x = x0, y = side[first];
+        if (!shift(f->box, f->placed, &x, y, w, dir, f->left + 4, limit)) {
+            double x2 = x0, y2 = side[!first];
+            int fits = y2 - NOTE_SIZE >= f->top + 2 && y2 <= f->bottom - 2;
+            if (fits && shift(f->box, f->placed, &x2, y2, w, dir, f->left + 4, limit)) {
+                x = x2;
+                y = y2;
+            } else if (dir < 0) {
+                continue;
+            } else {
+                x = limit - w;
             }
         }
-        if (x + w > f->right - 4)
-            x = f->right - 4 - w;
-        if (placed < 64) {
+        if (f->placed < MAX_BOXES) {
             double b[4] = {x, y - NOTE_SIZE, x + w, y + 2};
-            memcpy(box[placed++], b, sizeof b);
+            memcpy(f->box[f->placed++], b, sizeof b);
         }
         char id[40];
         snprintf(id, sizeof id, "note-%zu", s);
@@ -527,6 +649,8 @@ static void labels(frame *f)
 {
     for (size_t i = 0; i < f->c->nlabels; i++) {
         const chart_label *lb = &f->c->labels[i];
+        if (lb->panel != f->panel)
+            continue;
         double x = px(f, lb->x), y = py(f, lb->y);
         uint32_t rgb = draw_colour(lb->colour);
         char id[40];
@@ -540,6 +664,24 @@ static void labels(frame *f)
         if (t)
             t->halo = 1;
     }
+}
+
+/* One panel: its grid, lines (dashed, then plain, then with marks),
+ * the notes, the texts by the points, the labelled points. */
+static void panel(frame *f)
+{
+    if (!f->box)
+        return; /* out of memory: the list says so */
+    grid(f);
+    static const cli_line_style order[] = {CLI_LINE_DASHED, CLI_LINE_PLAIN, CLI_LINE_SOLID};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t s = 0; s < f->c->nseries; s++)
+            if (f->c->series[s].style == order[k] && f->c->series[s].panel == f->panel)
+                series(f, s);
+    f->placed = 0;
+    notes(f);
+    point_texts(f);
+    labels(f);
 }
 
 /* Title, subtitle, footer; the plot area between them and the legend. */
@@ -557,6 +699,11 @@ static void frame_out(frame *f, double lw)
         add_text(f->l, MARGIN, y, c->subtitle, SUBTITLE_SIZE, DRAW_START, INK_SOFT, "subtitle");
     }
     f->top = y + 18;
+    for (size_t i = 0; i < c->npanels; i++)
+        if (c->panel_title[i]) {
+            f->top += PANEL_TITLE_SIZE + 8;
+            break;
+        }
     size_t lines = 0;
     for (size_t i = 0; i < c->nfooter; i++)
         lines += wrap(f, c->footer[i], FOOTER_SIZE, W - 2 * MARGIN, NULL, 0, 0, lh);
@@ -589,7 +736,7 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
         snprintf(why, why_size, "out of memory");
         return -1;
     }
-    frame f = {c, measure, ctx, out, {{0}}, 0, 0, 0, 0, 0, 0, 0, 0};
+    frame f = {c, measure, ctx, out, {{0}}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0};
     double lo[2] = {0, 0}, hi[2] = {0, 0};
     for (int a = 0; a < 2; a++) {
         int got = data_range(c, a, &lo[a], &hi[a], why, why_size);
@@ -609,17 +756,28 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
         f.all_lines += c->series[s].style == CLI_LINE_SOLID && c->series[s].n > 0;
     double lw = legend_width(&f);
     frame_out(&f, lw);
-    double area[4] = {f.left, f.top, f.right - f.left, f.bottom - f.top};
-    memcpy(out->area, area, sizeof area);
-    grid(&f);
-    for (size_t s = 0; s < c->nseries; s++)
-        if (c->series[s].style == CLI_LINE_DASHED)
-            series(&f, s);
-    for (size_t s = 0; s < c->nseries; s++)
-        if (c->series[s].style == CLI_LINE_SOLID)
-            series(&f, s);
-    notes(&f);
-    labels(&f);
+    /* The panels side by side, PANEL_GAP apart, each as wide. */
+    double left = f.left, right = f.right, np = (double)c->npanels;
+    f.box = malloc(MAX_BOXES * sizeof *f.box);
+    if (!f.box)
+        out->failed = 1;
+    double w = (right - left - (np - 1) * PANEL_GAP) / np;
+    for (size_t p = 0; p < c->npanels; p++) {
+        f.panel = (int)p;
+        f.left = left + (double)p * (w + PANEL_GAP);
+        f.right = f.left + w;
+        double area[4] = {f.left, f.top, w, f.bottom - f.top};
+        memcpy(out->panels[p], area, sizeof area);
+        if (p)
+            snprintf(out->prefix, sizeof out->prefix, "panel-%d-", (int)p % 10);
+        panel(&f);
+    }
+    free(f.box);
+    out->prefix[0] = '\0';
+    out->npanels = c->npanels;
+    memcpy(out->area, out->panels[0], sizeof out->area);
+    f.right = right;
+    axis_titles(&f, left, right);
     legend(&f, lw);
     if (out->failed) {
         draw_list_free(out);

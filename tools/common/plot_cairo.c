@@ -92,7 +92,8 @@ static void line(cairo_t *cr, const draw_list *l, const draw_item *it)
 {
     cairo_save(cr);
     if (it->clip) {
-        cairo_rectangle(cr, l->area[0], l->area[1], l->area[2], l->area[3]);
+        const double *a = it->clip > 1 && (size_t)(it->clip - 1) < l->npanels ? l->panels[it->clip - 1] : l->area;
+        cairo_rectangle(cr, a[0], a[1], a[2], a[3]);
         cairo_clip(cr);
     }
     cairo_new_path(cr);

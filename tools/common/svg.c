@@ -114,8 +114,10 @@ static void put_item(sbuf *b, const draw_item *it)
             (unsigned)it->rgb, it->width);
         if (it->dashed)
             put(b, " stroke-dasharray=\"7 5\" stroke-dashoffset=\"%.2f\"", it->dash_offset);
-        if (it->clip)
+        if (it->clip == 1)
             put(b, " clip-path=\"url(#plot-area)\"");
+        else if (it->clip > 1)
+            put(b, " clip-path=\"url(#plot-area-%d)\"", it->clip - 1);
         put(b, "/>\n");
         break;
     case DRAW_MARK:
@@ -175,9 +177,16 @@ int draw_svg(const draw_list *l, const char *title, char **data, size_t *len)
         l->width, l->height, l->width, l->height, DRAW_FONT);
     put(&b, "<title>");
     put_text(&b, title);
-    put(&b, "</title>\n<defs><clipPath id=\"plot-area\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\""
-            " height=\"%.2f\"/></clipPath></defs>\n",
-        l->area[0], l->area[1], l->area[2], l->area[3]);
+    put(&b, "</title>\n<defs>");
+    for (size_t p = 0; p < l->npanels || p == 0; p++) {
+        const double *a = p ? l->panels[p] : l->area;
+        put(&b, "<clipPath id=\"plot-area");
+        if (p)
+            put(&b, "-%zu", p);
+        put(&b, "\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/></clipPath>", a[0], a[1],
+            a[2], a[3]);
+    }
+    put(&b, "</defs>\n");
     for (size_t i = 0; i < l->n; i++)
         put_item(&b, &l->items[i]);
     put(&b, "</svg>\n");
