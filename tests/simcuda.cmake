@@ -163,6 +163,12 @@ simcuda_scenario(scenario_bandwidth gpuprobe)
 add_test(NAME scenario.bandwidth COMMAND scenario_bandwidth)
 simcuda_test_env(scenario.bandwidth)
 
+# The speed estimate: figures from the time model of an H200 and an L4,
+# kept in the context (the call log of a second estimate is empty).
+simcuda_scenario(scenario_speed gpuprobe)
+add_test(NAME scenario.speed COMMAND scenario_speed)
+simcuda_test_env(scenario.speed)
+
 # Probing without touching: NVML's answers, the call log's proof.
 simcuda_scenario(scenario_nvml gpuprobe)
 add_test(NAME scenario.nvml COMMAND scenario_nvml)
