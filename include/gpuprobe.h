@@ -2250,7 +2250,8 @@ typedef struct gpuprobe_speed_figures {
     size_t size;
     /** Read bandwidth of the device's memory, bytes/s (the median of the read test). */
     double read_bytes_per_s;
-    /** Matmul throughput at the decode shape (B rows x h x I), FLOP/s. */
+    /** Matmul throughput at the decode shape (max(B, 16) rows x h x I: below 16 rows a gemm
+     * times the packing of its matrix, which an engine's matrix-vector product avoids), FLOP/s. */
     double decode_flops;
     /** Matmul throughput at the prefill MLP shape (T rows x h x I), FLOP/s. */
     double prefill_flops;

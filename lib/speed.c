@@ -461,7 +461,11 @@ static gpuprobe_status measure_all(gpuprobe_context *ctx, size_t device, const g
     int64_t qkv = (int64_t)(s->q_dim + 2 * s->kv_dim);
     int64_t budget = v[GPUPROBE_SPEED_BUDGET_MS];
     memo_entry read = {device, MEMO_READ, -1, v[GPUPROBE_SPEED_BUFFER_BYTES], 0, 0, 0};
-    memo_entry dec = {device, MEMO_MATMUL, (int)dt, (int64_t)rd->batch, I, h, 0};
+    /* A gemm of a few rows times the packing of B, not the arithmetic (an
+     * engine multiplies one token with a matrix-vector product): the
+     * decode shape is timed at 16 rows at least. */
+    int64_t dec_rows = (int64_t)rd->batch < 16 ? 16 : (int64_t)rd->batch;
+    memo_entry dec = {device, MEMO_MATMUL, (int)dt, dec_rows, I, h, 0};
     memo_entry mlp = {device, MEMO_MATMUL, (int)dt, rows, I, h, 0};
     memo_entry attn = {device, MEMO_MATMUL, (int)dt, rows, qkv, h, 0};
     gpuprobe_status st;

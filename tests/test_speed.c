@@ -478,7 +478,7 @@ static void test_measure_cached(void **state)
     /* bf16 weights, timed in the CPU's fp32 */
     assert_int_equal(f.dtype, GPUPROBE_DTYPE_FP32);
     assert_int_equal(f.flags, GPUPROBE_SPEED_DTYPE_SUBSTITUTED);
-    /* four figures kept: the read bandwidth and three shapes (1 x 128 x 64,
+    /* four figures kept: the read bandwidth and three shapes (16 x 128 x 64,
      * 16 x 128 x 64, 16 x (64 + 2 x 32) x 64) */
     assert_non_null(ctx->speed);
     gpuprobe_speed_figures again = GPUPROBE_SPEED_FIGURES_INIT;

@@ -84,7 +84,8 @@ static gpuprobe_speed_options *small_options(void)
 static void check_figures(const gpuprobe_speed_figures *f, double tflops, double gbps)
 {
     near(f->read_bytes_per_s, read_rate(64 << 10, gbps), "read bandwidth");
-    near(f->decode_flops, gemm_rate(1, 512, 256, tflops), "decode shape 1 x 512 x 256");
+    /* the decode shape at 16 rows at least */
+    near(f->decode_flops, gemm_rate(16, 512, 256, tflops), "decode shape 16 x 512 x 256");
     near(f->prefill_flops, gemm_rate(64, 512, 256, tflops), "MLP shape 64 x 512 x 256");
     /* q and k, v: 256 + 2 x 64 columns */
     near(f->prefill_attn_flops, gemm_rate(64, 384, 256, tflops), "attention shape 64 x 384 x 256");
