@@ -2128,6 +2128,281 @@ gpuprobe_bandwidth_result_get_string(const gpuprobe_bandwidth_result *result,
 
 /** @} */
 
+/** @defgroup speed How fast will it run? Prefill and decode speed (since 1.2)
+ *
+ * A plan says whether a model fits; a speed estimate says how fast it runs
+ * there: the time to the first token (the prompt's forward pass, prefill)
+ * and the tokens per second after it (decode), from figures measured on
+ * the device (gpuprobe_speed_measure(): read bandwidth and the matmul's
+ * throughput at the model's own shapes) or given by the caller.
+ * gpuprobe_speed_compute() is pure arithmetic over them, as
+ * gpuprobe_plan_compute() is. docs/speed.md gives the model and its limits:
+ * it predicts what an efficient engine attains, not an eager framework.
+ *
+ * The workload is a ::gpuprobe_plan_options (weights and KV dtypes, batch
+ * B, tensor-parallel GPUs t, quantisation groups; its context is not read)
+ * and a ::gpuprobe_speed_options (prompt tokens P, generated tokens G, the
+ * per-layer overhead, the efficiency). Notation as in the plan group; per
+ * GPU with t > 1, so q = H d / t, I per GPU and so on; c the tokens a step
+ * attends to (capped by the sliding window).
+ *
+ * **Decode**: the first token comes out of the prefill; each of the G - 1
+ * steps after it feeds one token of each sequence at context c = P + j
+ * (j = 1 .. G - 1) and takes
+ * max(bytes(c) / read bandwidth, FLOP(c) / decode throughput) + L x the
+ * per-layer overhead, summed over the steps (the KV cache read grows as
+ * the tokens come). bytes(c) = the weights one step reads (the k routed
+ * experts of each token, E (1 - (1 - k/E)^B) of them for a batch, in
+ * expectation; the embedding table only when it is the output head) +
+ * B x c x the KV cache per token. FLOP(c) = 2 B (the matrices a token
+ * multiplies, with the output head) + 4 B L q c (attention).
+ *
+ * **Prefill**: the prompts' matmuls, rows T = P x B: q, k, v, o
+ * 2 T L h (2q + 2Kd/t), the MLP 2 T L 3 h I k, the router 2 T L h E; the
+ * causal attention 4 B L q (sum over i = 1..P of min(i, window)); the output
+ * head for the last token only, 2 B h V; each divided by the throughput
+ * measured at its shape (MLP, attention projections, the decode shape for
+ * the head); or, when larger, the weights read once and the KV cache
+ * written, at the read bandwidth; plus L x the per-layer overhead.
+ *
+ * Every figure is reported with the bound that set it, the bandwidth and
+ * throughput used (the measured ones times the efficiency) and the
+ * overhead assumed. With t > 1 the figures are one GPU's share, and the
+ * communication between the GPUs is **not modelled**
+ * (#GPUPROBE_SPEED_TP_NOT_MODELLED).
+ *  @{ */
+
+/** Opaque speed options (enum-keyed parameters, as for plans). */
+typedef struct gpuprobe_speed_options gpuprobe_speed_options;
+
+/**
+ * Speed parameters. Query the accepted range with
+ * gpuprobe_speed_param_bounds(). Values are fixed and never reused.
+ */
+typedef enum gpuprobe_speed_param {
+    /** Prompt tokens of each sequence (P). Default 512. */
+    GPUPROBE_SPEED_PROMPT = 0,
+    /** Tokens generated for each sequence (G), the first one by the prefill. Default 128. */
+    GPUPROBE_SPEED_GENERATE = 1,
+    /** Fixed cost of each layer in each forward pass, in nanoseconds (kernel launches,
+     * synchronisation). Default 5000: an engine that launches a few kernels per layer. */
+    GPUPROBE_SPEED_LAYER_OVERHEAD_NS = 2,
+    /** Percent of the measured bandwidth and throughput the engine attains. Default 100. */
+    GPUPROBE_SPEED_EFFICIENCY = 3,
+    /** gpuprobe_speed_measure(): milliseconds of timed calls per matmul shape (at least 3 calls).
+     * Default 100. */
+    GPUPROBE_SPEED_BUDGET_MS = 4,
+    /** gpuprobe_speed_measure(): bytes of each buffer of the read-bandwidth measurement; 0 (the
+     * default): the bandwidth measurement's size rule. */
+    GPUPROBE_SPEED_BUFFER_BYTES = 5,
+    /** gpuprobe_speed_measure(): the prefill shapes are measured with at most this many rows
+     * (P x B beyond it: the throughput of a large gemm changes little with its rows). Default
+     * 2048. */
+    GPUPROBE_SPEED_MAX_ROWS = 6
+} gpuprobe_speed_param;
+
+/**
+ * Create options holding the defaults.
+ * @return ::GPUPROBE_OK, ::GPUPROBE_ERR_INVALID_ARGUMENT (NULL @p out) or
+ *         ::GPUPROBE_ERR_OUT_OF_MEMORY; @p out is NULL on failure.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_speed_options_create(gpuprobe_speed_options **out);
+
+/** Destroy options. NULL is accepted. */
+GPUPROBE_API void gpuprobe_speed_options_destroy(gpuprobe_speed_options *opts);
+
+/**
+ * Set a parameter.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL options,
+ *         an unknown parameter or a value out of bounds (nothing is changed).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_speed_options_set(gpuprobe_speed_options *opts,
+                                                        gpuprobe_speed_param param,
+                                                        int64_t value);
+
+/** Read a parameter. ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL or unknown. */
+GPUPROBE_API gpuprobe_status gpuprobe_speed_options_get(const gpuprobe_speed_options *opts,
+                                                        gpuprobe_speed_param param,
+                                                        int64_t *value);
+
+/**
+ * The inclusive range a parameter accepts.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for an unknown
+ *         parameter or a NULL @p lower or @p upper (nothing is written).
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_speed_param_bounds(gpuprobe_speed_param param,
+                                                         int64_t *lower, int64_t *upper);
+
+/** Bits of gpuprobe_speed_figures::flags. */
+/** gpuprobe_speed_measure() found every figure in the context's cache: nothing was measured. */
+#define GPUPROBE_SPEED_CACHED 0x1u
+/** The matmuls ran in another dtype than the weights compute in (the CPU's fp32 for 16-bit
+ * weights; bf16 on a GPU for fp8, int8 and int4 weights). */
+#define GPUPROBE_SPEED_DTYPE_SUBSTITUTED 0x2u
+
+/**
+ * The figures an estimate divides by: measured by gpuprobe_speed_measure()
+ * or given. Rates are per second. Size-prefixed; initialise with
+ * #GPUPROBE_SPEED_FIGURES_INIT.
+ */
+typedef struct gpuprobe_speed_figures {
+    /** sizeof(gpuprobe_speed_figures), set by the caller. */
+    size_t size;
+    /** Read bandwidth of the device's memory, bytes/s (the median of the read test). */
+    double read_bytes_per_s;
+    /** Matmul throughput at the decode shape (max(B, 16) rows x h x I: below 16 rows a gemm
+     * times the packing of its matrix, which an engine's matrix-vector product avoids), FLOP/s. */
+    double decode_flops;
+    /** Matmul throughput at the prefill MLP shape (T rows x h x I), FLOP/s. */
+    double prefill_flops;
+    /** Matmul throughput at the prefill attention shape (T rows x h x (q + 2Kd/t)), FLOP/s; 0:
+     * prefill_flops. */
+    double prefill_attn_flops;
+    /** ::gpuprobe_dtype the matmuls ran in; -1 unknown (figures given). */
+    int32_t dtype;
+    /** GPUPROBE_SPEED_CACHED, GPUPROBE_SPEED_DTYPE_SUBSTITUTED bits. */
+    uint32_t flags;
+} gpuprobe_speed_figures;
+
+/** Initialiser for ::gpuprobe_speed_figures. */
+#define GPUPROBE_SPEED_FIGURES_INIT {sizeof(gpuprobe_speed_figures), 0, 0, 0, 0, -1, 0}
+
+/** What set a time. Values are fixed and never reused. */
+typedef enum gpuprobe_speed_bound {
+    /** The FLOPs at the measured throughput. */
+    GPUPROBE_SPEED_BOUND_COMPUTE = 1,
+    /** The bytes at the measured read bandwidth. */
+    GPUPROBE_SPEED_BOUND_MEMORY = 2
+} gpuprobe_speed_bound;
+
+/** Bits of gpuprobe_speed::flags. */
+/** Tensor parallel (#GPUPROBE_PLAN_GPUS > 1): one GPU's share; the communication between the GPUs
+ * is not counted. */
+#define GPUPROBE_SPEED_TP_NOT_MODELLED 0x1u
+/** The sliding window capped the KV cache the steps read. */
+#define GPUPROBE_SPEED_WINDOWED 0x2u
+
+/**
+ * A speed estimate. Times in seconds, rates per second, FLOP and bytes as
+ * doubles (exact below 2^53). Size-prefixed; initialise with
+ * #GPUPROBE_SPEED_INIT.
+ */
+typedef struct gpuprobe_speed {
+    /** sizeof(gpuprobe_speed), set by the caller. */
+    size_t size;
+    /** Prefill: the time to the first token (compute or memory, whichever is larger, plus the
+     * overhead). */
+    double prefill_s;
+    /** Prefill: its FLOP, every sequence. */
+    double prefill_flop;
+    /** Prefill: the bytes it moves (the weights read once, the KV cache written). */
+    double prefill_bytes;
+    /** Prefill: the FLOP at the throughputs used. */
+    double prefill_compute_s;
+    /** Prefill: the bytes at the bandwidth used. */
+    double prefill_memory_s;
+    /** Prefill: the throughput it ran at (prefill_flop / prefill_compute_s). */
+    double prefill_flops;
+    /** Decode: the G - 1 steps after the first token (0 when G is 1). */
+    double decode_s;
+    /** Decode: tokens per second of each sequence, (G - 1) / decode_s; when G is 1, that of the
+     * step at context P + 1. */
+    double decode_tokens_per_s;
+    /** Decode: of the whole batch (B x decode_tokens_per_s). */
+    double decode_batch_tokens_per_s;
+    /** Decode: the weights one step reads. */
+    double decode_weight_bytes;
+    /** Decode: the bytes of the first step (context P + 1) and of the last (P + G - 1). */
+    double decode_bytes_first;
+    double decode_bytes_last;   /**< See decode_bytes_first. */
+    /** Decode: the bytes of a step, averaged over the steps. */
+    double decode_bytes_mean;
+    /** Decode: the FLOP of a step, averaged over the steps. */
+    double decode_flop_mean;
+    /** Decode: the time of the first step and of the last. */
+    double decode_step_first_s;
+    double decode_step_last_s;  /**< See decode_step_first_s. */
+    /** The read bandwidth used (measured x efficiency). */
+    double read_bytes_per_s;
+    /** The decode-shape throughput used (measured x efficiency). */
+    double decode_flops;
+    /** The overhead of each layer in each forward pass. */
+    double layer_overhead_s;
+    /** The efficiency assumed (#GPUPROBE_SPEED_EFFICIENCY / 100). */
+    double efficiency;
+    /** prefill_s + decode_s. */
+    double total_s;
+    /** ::gpuprobe_speed_bound of the prefill. */
+    uint32_t prefill_bound;
+    /** ::gpuprobe_speed_bound of most decode steps (ties: memory). */
+    uint32_t decode_bound;
+    /** Decode steps that were memory-bound (of G - 1). */
+    uint64_t decode_memory_steps;
+    /** GPUPROBE_SPEED_TP_NOT_MODELLED, GPUPROBE_SPEED_WINDOWED bits. */
+    uint32_t flags;
+} gpuprobe_speed;
+
+/** Initialiser for ::gpuprobe_speed. */
+#define GPUPROBE_SPEED_INIT                                                   \
+    {sizeof(gpuprobe_speed), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    \
+     0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/**
+ * The speed of @p model under @p plan_opts and @p speed_opts with the
+ * figures @p fig (pure arithmetic: @p ctx may be NULL).
+ *
+ * @param ctx        a context for the error message, or NULL.
+ * @param model      the model: an architecture (a parameter count alone has no shapes).
+ * @param plan_opts  dtypes, batch, GPUs; NULL for the defaults.
+ * @param speed_opts prompt, generated tokens, overhead, efficiency; NULL for the defaults.
+ * @param fig        the figures (#GPUPROBE_SPEED_FIGURES_INIT, then filled).
+ * @param flags      must be 0.
+ * @param out        caller's struct with `out->size` set (#GPUPROBE_SPEED_INIT); written only
+ *                   on success, no further than its size.
+ * @return ::GPUPROBE_OK; ::GPUPROBE_ERR_INVALID_ARGUMENT for NULL arguments, sizes smaller than
+ *         the 1.2 structs, flags, a figure that is not a positive finite number (the
+ *         read bandwidth, decode_flops and prefill_flops), and the model errors of
+ *         gpuprobe_plan_compute(); ::GPUPROBE_ERR_UNSUPPORTED for a model given only by its
+ *         parameter count; ::GPUPROBE_ERR_OVERFLOW when a figure is not finite.
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_speed_compute(gpuprobe_context *ctx,
+                                                    const gpuprobe_model *model,
+                                                    const gpuprobe_plan_options *plan_opts,
+                                                    const gpuprobe_speed_options *speed_opts,
+                                                    const gpuprobe_speed_figures *fig,
+                                                    unsigned flags, gpuprobe_speed *out);
+
+/**
+ * Measure the figures the speed of @p model needs on @p device, briefly:
+ * the read bandwidth (gpuprobe_bandwidth_run()'s read test, 3 passes) and
+ * the matmul's throughput (gpuprobe_matmul_run(), verified, at least 3 timed
+ * calls in #GPUPROBE_SPEED_BUDGET_MS) at the decode shape and the two
+ * prefill shapes, in the dtype the weights compute in (CPU: fp32, or fp64
+ * for fp64 weights; CUDA: fp32, fp16 or bf16; bf16 for fp8, int8 and int4).
+ * Each figure is kept in the context: a later call on the same device
+ * needing the same shape and dtype (the same bandwidth buffer) measures
+ * nothing again.
+ *
+ * @param ctx        the context.
+ * @param device     the device index (see gpuprobe_device_count()).
+ * @param model      the model (an architecture).
+ * @param plan_opts  the workload, or NULL for the defaults.
+ * @param speed_opts the prompt and the measurement's budget, or NULL for the defaults.
+ * @param flags      must be 0.
+ * @param fig        caller's struct (#GPUPROBE_SPEED_FIGURES_INIT); written only on success.
+ * @return ::GPUPROBE_OK; the errors of gpuprobe_speed_compute() for the arguments and the
+ *         model; ::GPUPROBE_ERR_UNSUPPORTED for fp64 weights on a GPU; the errors of
+ *         gpuprobe_matmul_run() and gpuprobe_bandwidth_run().
+ */
+GPUPROBE_API gpuprobe_status gpuprobe_speed_measure(gpuprobe_context *ctx, size_t device,
+                                                    const gpuprobe_model *model,
+                                                    const gpuprobe_plan_options *plan_opts,
+                                                    const gpuprobe_speed_options *speed_opts,
+                                                    unsigned flags,
+                                                    gpuprobe_speed_figures *fig);
+
+/** @} */
+
 #ifdef __cplusplus
 }
 #endif

@@ -430,19 +430,11 @@ static gpuprobe_status run_on(gpuprobe_context *ctx, bw_run *run)
     return run->be->release(ctx, run->state, st);
 }
 
-gpuprobe_status gpuprobe_bandwidth_run(gpuprobe_context *ctx, size_t device,
-                                       const gpuprobe_bandwidth_options *opts, unsigned flags,
-                                       gpuprobe_bandwidth_result **out)
+/* The run itself, the arguments checked: *out set on OK, NULL otherwise. */
+static gpuprobe_status run_job(gpuprobe_context *ctx, size_t device,
+                               const gpuprobe_bandwidth_options *opts,
+                               gpuprobe_bandwidth_result **out)
 {
-    if (out)
-        *out = NULL;
-    if (!ctx)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    if (!out)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "gpuprobe_bandwidth_run: out is NULL");
-    if (flags != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_bandwidth_run: flags must be 0 (got 0x%x)", flags);
     bw_run *run = calloc(1, sizeof *run);
     if (!run)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the bandwidth run");
@@ -459,8 +451,39 @@ gpuprobe_status gpuprobe_bandwidth_run(gpuprobe_context *ctx, size_t device,
         fill_result(r, run);
     free(run->times);
     free(run);
-    if (st != GPUPROBE_OK)
-        return st;
     *out = r;
-    return gp_ok(ctx);
+    return st;
+}
+
+gpuprobe_status gpuprobe_bandwidth_run(gpuprobe_context *ctx, size_t device,
+                                       const gpuprobe_bandwidth_options *opts, unsigned flags,
+                                       gpuprobe_bandwidth_result **out)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT, "gpuprobe_bandwidth_run: out is NULL");
+    if (flags != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_bandwidth_run: flags must be 0 (got 0x%x)", flags);
+    gpuprobe_status st = run_job(ctx, device, opts, out);
+    return st == GPUPROBE_OK ? gp_ok(ctx) : st;
+}
+
+gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device, uint64_t buffer_bytes,
+                                  double *bytes_per_s)
+{
+    gpuprobe_bandwidth_options o;
+    gp_params_init(&o.p, &bw_table);
+    o.p.v[GPUPROBE_BANDWIDTH_TESTS] = GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ);
+    o.p.v[GPUPROBE_BANDWIDTH_RUNS] = 3;
+    o.p.v[GPUPROBE_BANDWIDTH_BUFFER_BYTES] = (int64_t)buffer_bytes;
+    gpuprobe_bandwidth_result *r = NULL;
+    gpuprobe_status st = run_job(ctx, device, &o, &r);
+    if (st == GPUPROBE_OK)
+        *bytes_per_s = r->fig[GPUPROBE_BANDWIDTH_TEST_READ][GPUPROBE_BANDWIDTH_MEDIAN_GBPS] * 1e9;
+    gpuprobe_bandwidth_result_destroy(r);
+    return st;
 }

@@ -95,6 +95,7 @@ void gpuprobe_context_destroy(gpuprobe_context *ctx)
 {
     if (!ctx)
         return;
+    gp_speed_release(ctx->speed);
     gp_cuda_blas_release(ctx);
     gp_cuda_unload(ctx->cuda);
     gp_openblas_release(ctx->openblas);

@@ -138,6 +138,7 @@ struct gpuprobe_context {
     struct gp_cuda *cuda;         /* NULL until CUDA is first needed */
     struct gp_cuda_blas *blas;    /* NULL until the first GPU matmul */
     struct gp_openblas *openblas; /* NULL until OpenBLAS is first needed (cpu_blas.h) */
+    struct gp_speed_memo *speed;  /* figures the speed estimate measured (speed.c); NULL: none */
 };
 
 /* ==== Floor 1: helpers (util.c, names.c, params.c, stats.c, numbers.c) == */
@@ -528,7 +529,7 @@ uint64_t gp_alloc_allowance(uint64_t total);
 void gp_cuda_blas_release(gpuprobe_context *ctx);
 
 /* ==== Floor 6: the questions (capacity.c, model.c, plan.c, select.c,
- * matmul.c) ================================================================
+ * matmul.c, bandwidth.c, speed.c) =========================================
  *
  * matmul.c's verification and test seam are in matmul_backend.h. */
 
@@ -576,6 +577,8 @@ typedef struct gp_shape {
     uint64_t inter;        /* this GPU: intermediate size */
     uint64_t vocab;        /* this GPU: vocabulary */
     uint64_t routed;       /* experts per token; 1 when dense */
+    uint64_t experts;      /* experts per layer; 1 when dense */
+    uint64_t tied;         /* 1: the output head is the embedding matrix */
     uint64_t window;       /* sliding window; 0: none */
 } gp_shape;
 /* Validate the model and derive its shape on one GPU of tp (tp >= 1).
@@ -593,6 +596,41 @@ gpuprobe_status gp_plan_check(gpuprobe_context *ctx, const gpuprobe_model *model
 gpuprobe_status gp_plan_on(gpuprobe_context *ctx, const gp_device *dev, const gp_memory *mem,
                            const gpuprobe_model *model, const gpuprobe_plan_options *opts,
                            gpuprobe_plan *p);
+
+/* What one forward step of a model reads, for the speed estimate
+ * (speed.c): one GPU's share under the workload's GPUS, in bytes. */
+typedef struct gp_reads {
+    gp_shape s;             /* the share's shape */
+    double weights;         /* every weight, with quantisation scales (the plan's) */
+    double linear_per_param;/* bytes of one projection or expert weight, with its scale */
+    double embedding;       /* the embedding matrix (read whole only as a tied output head) */
+    double kv_per_token;    /* the KV cache of one token, all layers */
+    uint64_t batch;         /* the workload's batch */
+    uint64_t gpus;          /* the workload's tensor-parallel GPUs */
+    gpuprobe_dtype weights_dtype;
+} gp_reads;
+/* The figures above, the model and workload checked as
+ * gpuprobe_plan_compute() checks them. */
+gpuprobe_status gp_plan_reads(gpuprobe_context *ctx, const gpuprobe_model *model,
+                              const gpuprobe_plan_options *opts, gp_reads *out);
+
+/* ---- matmul.c, bandwidth.c: the short measurements the speed estimate
+ * makes (the public runs' protocols, their checks and messages) ---- */
+/* The median throughput, FLOP/s, of an m x k times k x n matmul in dtype
+ * on device: at least 3 timed calls and budget_ms of them, verified on 16
+ * samples, no transfers timed. */
+gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dtype,
+                                int64_t m, int64_t n, int64_t k, int64_t budget_ms,
+                                double *flops);
+/* The median read bandwidth, bytes/s, of device: the read test alone,
+ * three passes, buffers of buffer_bytes (0: the size rule). */
+gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device, uint64_t buffer_bytes,
+                                  double *bytes_per_s);
+
+/* ---- speed.c ---- */
+/* The figures a context measured for speed estimates, freed by
+ * gpuprobe_context_destroy(). NULL is accepted. */
+void gp_speed_release(struct gp_speed_memo *memo);
 
 /* ---- select.c ---- */
 /* Parse a device spec. kind: 0 auto, 1 cpu, 2 cuda (any), 3 cuda:N. */

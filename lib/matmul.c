@@ -732,21 +732,12 @@ static gpuprobe_status verify_failed(gpuprobe_context *ctx, const gp_mm_job *job
                    isnan(job->max_error) ? "(NaN) vs" : ">", job->tolerance);
 }
 
-gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
-                                    const gpuprobe_matmul_options *opts,
-                                    unsigned flags,
-                                    gpuprobe_matmul_result **out)
+/* The run itself, the arguments checked: *out set on OK and on
+ * VERIFY_FAILED, NULL otherwise. */
+static gpuprobe_status run_job(gpuprobe_context *ctx, size_t device,
+                               const gpuprobe_matmul_options *opts,
+                               gpuprobe_matmul_result **out)
 {
-    if (out)
-        *out = NULL; /* documented: NULL on every failure but VERIFY_FAILED */
-    if (!ctx)
-        return GPUPROBE_ERR_INVALID_ARGUMENT;
-    if (!out)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_matmul_run: out is NULL");
-    if (flags != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
-                       "gpuprobe_matmul_run: flags must be 0 (got 0x%x)", flags);
     gp_mm_job job;
     job_from_options(opts, device, &job);
     gpuprobe_status st = gp_get_device(ctx, device, &job.dev);
@@ -781,5 +772,50 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
     fill_result(r, &job);
     free(job.times);
     *out = r;
-    return job.verified == 0 ? verify_failed(ctx, &job) : gp_ok(ctx);
+    return job.verified == 0 ? verify_failed(ctx, &job) : GPUPROBE_OK;
+}
+
+gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
+                                    const gpuprobe_matmul_options *opts,
+                                    unsigned flags,
+                                    gpuprobe_matmul_result **out)
+{
+    if (out)
+        *out = NULL; /* documented: NULL on every failure but VERIFY_FAILED */
+    if (!ctx)
+        return GPUPROBE_ERR_INVALID_ARGUMENT;
+    if (!out)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_matmul_run: out is NULL");
+    if (flags != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                       "gpuprobe_matmul_run: flags must be 0 (got 0x%x)", flags);
+    gpuprobe_status st = run_job(ctx, device, opts, out);
+    return st == GPUPROBE_OK ? gp_ok(ctx) : st;
+}
+
+gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dtype,
+                                int64_t m, int64_t n, int64_t k, int64_t budget_ms,
+                                double *flops)
+{
+    gpuprobe_matmul_options o;
+    gp_params_init(&o.p, &mm_table);
+    const int64_t v[][2] = {
+        {GPUPROBE_MATMUL_M, m}, {GPUPROBE_MATMUL_N, n}, {GPUPROBE_MATMUL_K, k},
+        {GPUPROBE_MATMUL_DTYPE, dtype}, {GPUPROBE_MATMUL_MIN_RUNS, 3},
+        {GPUPROBE_MATMUL_BUDGET_MS, budget_ms}, {GPUPROBE_MATMUL_WARMUP_MS, budget_ms},
+        {GPUPROBE_MATMUL_TRANSFERS, 0}, {GPUPROBE_MATMUL_VERIFY_SAMPLES, 16},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (gp_params_set(&o.p, (int)v[i][0], v[i][1]) != GPUPROBE_OK)
+            return gp_fail(ctx, GPUPROBE_ERR_INVALID_ARGUMENT,
+                           "a matmul of %lld x %lld x %lld in %s cannot be timed",
+                           (long long)m, (long long)n, (long long)k,
+                           gpuprobe_dtype_name(dtype));
+    gpuprobe_matmul_result *r = NULL;
+    gpuprobe_status st = run_job(ctx, device, &o, &r);
+    if (st == GPUPROBE_OK)
+        *flops = r->d[GPUPROBE_METRIC_GFLOPS] * 1e9;
+    gpuprobe_matmul_result_destroy(r);
+    return st;
 }

@@ -218,6 +218,8 @@ static gpuprobe_status arch_shape(gpuprobe_context *ctx, const int64_t *v, uint6
     s->layers = (uint64_t)v[GPUPROBE_MODEL_LAYERS];
     s->hidden = (uint64_t)v[GPUPROBE_MODEL_HIDDEN];
     s->routed = routed;
+    s->experts = experts;
+    s->tied = tied;
     s->window = (uint64_t)v[GPUPROBE_MODEL_SLIDING_WINDOW];
 
     /* The whole model first: total and active counts. */

@@ -598,3 +598,37 @@ gpuprobe_status gpuprobe_plan_gpus(gpuprobe_context *ctx,
     free(g.rank);
     return st;
 }
+
+/* ---- what a step reads (the speed estimate) ------------------------------ */
+
+gpuprobe_status gp_plan_reads(gpuprobe_context *ctx, const gpuprobe_model *model,
+                              const gpuprobe_plan_options *opts, gp_reads *out)
+{
+    job j;
+    gpuprobe_plan p;
+    const char *what = "";
+    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
+    gpuprobe_status st = job_prepare(ctx, model, opts, tp, &j);
+    if (st != GPUPROBE_OK)
+        return st;
+    if (!j.s.arch)
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
+                       "a parameter count alone has no shapes to time: give the "
+                       "architecture");
+    j.o[GPUPROBE_PLAN_WORKLOAD] = GPUPROBE_WORKLOAD_INFERENCE;
+    if (job_eval(&j, 1, 1, &p, &what) != GPUPROBE_OK)
+        return gp_fail(ctx, GPUPROBE_ERR_OVERFLOW, "%s of one token exceed 2^64 bytes", what);
+    gpuprobe_dtype wd = (gpuprobe_dtype)j.o[GPUPROBE_PLAN_WEIGHTS_DTYPE];
+    double elem = gp_dtype_half_bytes(wd) / 2.0;
+    uint64_t group = (uint64_t)j.o[GPUPROBE_PLAN_QUANT_GROUP];
+    memset(out, 0, sizeof *out);
+    out->s = j.s;
+    out->weights = (double)p.weights_bytes;
+    out->linear_per_param = elem + (is_quantised(wd) && group ? 2.0 / (double)group : 0.0);
+    out->embedding = (double)j.s.vocab * (double)j.s.hidden * (is_quantised(wd) ? 2.0 : elem);
+    out->kv_per_token = (double)p.kv_bytes_per_token;
+    out->batch = (uint64_t)j.o[GPUPROBE_PLAN_BATCH];
+    out->gpus = tp;
+    out->weights_dtype = wd;
+    return GPUPROBE_OK;
+}

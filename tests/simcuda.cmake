@@ -163,6 +163,12 @@ simcuda_scenario(scenario_bandwidth gpuprobe)
 add_test(NAME scenario.bandwidth COMMAND scenario_bandwidth)
 simcuda_test_env(scenario.bandwidth)
 
+# The speed estimate: figures from the time model of an H200 and an L4,
+# kept in the context (the call log of a second estimate is empty).
+simcuda_scenario(scenario_speed gpuprobe)
+add_test(NAME scenario.speed COMMAND scenario_speed)
+simcuda_test_env(scenario.speed)
+
 # Probing without touching: NVML's answers, the call log's proof.
 simcuda_scenario(scenario_nvml gpuprobe)
 add_test(NAME scenario.nvml COMMAND scenario_nvml)
@@ -755,6 +761,33 @@ simcuda_program(model.json "${SIMCUDA_ONE_H200}" gpuprobe-fit --err-empty ${SIMC
   --json-eq devices.1.plan.kv_cache_bytes=1073741824 --json-eq devices.1.plan.overhead_bytes=536870912
   --json-eq devices.1.available_bytes=150604873728 --json-eq best_device=\"cuda:0\"
   --json-eq fewest_gpus.count=1 -- --model Llama-3.1-8B --context 8192 --json)
+# --prompt, --generate: the speed on a simulated H200 and L4, from the figures
+# of the time model (a gemm 5 us plus its FLOP at the board's rate, x 16 in
+# bf16; the dot product 5 us plus both 64 KiB vectors at the memory's):
+# read 2 x 65536 / (5 us + 131072 / 4.8e12) = 26,072,012,051 B/s on the H200,
+# 24,107,826,019 on the L4; the matmul at 16 x 4864 x 896 27.18 and 26.37
+# TFLOP/s. Qwen2.5-0.5B reads its 988,065,536 bytes of bf16 weights (tied)
+# and 12,288 B of KV cache a token at each of the 7 steps after the first
+# token (contexts 17 to 23), plus 24 layers x 5 us: 26.297 and 24.322
+# tokens/s. The speed measurement works on the GPUs, so no SIMCUDA_UNTOUCHED.
+set(speed_args --model Qwen2.5-0.5B --prompt 16 --generate 8 --speed-bytes 64KiB --speed-budget 5
+  --device cuda)
+simcuda_program(speed "[gpu];preset=H200;[gpu];preset=L4" gpuprobe-fit --clean --err-empty
+  --out "\nfirst token  +[0-9.]+ ms +[0-9.]+ ms\ndecode +26\.3 tok/s +24\.3 tok/s\n"
+  --out "\n  cuda:0: prefill 16 tokens: [0-9.]+ ms \\(memory-bound, 11\.7 GFLOP at [0-9.]+ TFLOP/s measured\\)\\x3b decode: 26\.3 tokens/s \\(memory-bound, 988 MB per token at 26\.1 GB/s measured\\)\n"
+  -- ${speed_args})
+simcuda_program(speed.json "[gpu];preset=H200;[gpu];preset=L4" gpuprobe-fit --err-empty
+  --json-near devices.0.speed.measured.read_bytes_per_s=26072012051.5
+  --json-near devices.1.speed.measured.read_bytes_per_s=24107826018.7
+  --json-near devices.0.speed.measured.decode_flops=27184806371468.8
+  --json-near devices.1.speed.measured.prefill_flops=26374699321457.3
+  --json-near devices.0.speed.measured.prefill_attn_flops=6565569526325.27
+  --json-eq devices.0.speed.decode_weight_bytes=988065536 --json-eq devices.0.speed.decode_bound=\"memory\"
+  --json-near devices.0.speed.decode_tokens_per_s=26.2971170182
+  --json-near devices.1.speed.decode_tokens_per_s=24.3217544523
+  --json-eq devices.0.speed.measured.dtype=\"bf16\" --json-eq devices.1.speed.measured.cached=false
+  --json-eq workload.prompt=16 --json-eq workload.generate=8 --json-eq workload.context=24
+  -- ${speed_args} --json)
 simcuda_program(model "${fit_fleet_select}" gpuprobe-select --clean --err-empty ${SIMCUDA_UNTOUCHED}
   --out "^Using: cuda:0\nDevice: NVIDIA A100-SXM4-40GB\nReason: auto: cuda:0 \\(NVIDIA A100-SXM4-40GB\\) has the most room for the model \\(12\\.6 GB left after the model's 19\\.6 GB\\) of 3 CUDA devices that hold it\n"
   -- --model Llama-3.1-8B --context 8192)

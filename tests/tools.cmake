@@ -461,6 +461,25 @@ if(TARGET gpuprobe-smi)
   gpuprobe_run_test(tools.fit.model_json gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
     --json-eq model.params=494032768 --json-eq devices.0.plan.kv_cache_bytes=50331648
     --json-eq workload.kv_bytes_per_token=12288 -- --model Qwen2.5-0.5B --device cpu --context 4096 --json)
+  # --prompt, --generate: the speed on this CPU (a short measurement: 1 MiB
+  # buffers, 2 ms a shape), the plan's context P + G, the usage errors.
+  set(speed_cpu --model Qwen2.5-0.5B --device cpu --prompt 64 --generate 4 --speed-bytes 1MiB
+    --speed-budget 2)
+  gpuprobe_run_test(tools.fit.speed gpuprobe-fit --clean
+    --out "\nfirst token +[0-9.]+ [mµ]?s\ndecode +[0-9.]+ tok/s\n"
+    --out "\n  cpu: prefill 64 tokens: [0-9.]+ [mµ]?s \\((compute|memory)-bound, 46\\.3 GFLOP at [0-9.]+ [GMT]FLOP/s measured\\)\\x3b decode: [0-9.]+ tokens/s \\((compute|memory)-bound, 9[0-9][0-9] MB per token at [0-9.]+ [GMT]B/s measured\\)\n"
+    -- ${speed_cpu})
+  gpuprobe_run_test(tools.fit.speed_json gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
+    --json-eq workload.context=68 --json-eq workload.prompt=64 --json-eq devices.0.speed.error=null
+    --json-eq devices.0.speed.decode_weight_bytes=988065536
+    --json-eq devices.0.speed.measured.dtype=\"fp32\" --json-eq devices.0.speed.measured.dtype_substituted=true
+    -- ${speed_cpu} --json)
+  gpuprobe_run_test(tools.fit.speed_no_model gpuprobe-fit --rc 2 --out-empty "--err=go with --model"
+    -- --prompt 64)
+  gpuprobe_run_test(tools.fit.speed_zero gpuprobe-fit --rc 2 --out-empty "--err=--prompt wants"
+    -- --model Qwen2.5-0.5B --prompt 0)
+  gpuprobe_run_test(tools.fit.speed_budget_alone gpuprobe-fit --rc 2 --out-empty
+    "--err=go with --prompt or --generate" -- --model Qwen2.5-0.5B --speed-budget 5)
   gpuprobe_run_test(tools.fit.model_not_found gpuprobe-fit --rc 2 --out-empty
     --err "^gpuprobe-fit: model No-Such-Model not found: no file or directory No-Such-Model\\x3b " -- --model No-Such-Model)
   gpuprobe_run_test(tools.fit.list_models gpuprobe-fit --clean --out "\n  Llama-3\\.1-8B +8\\.0 B parameters, +131072 positions, bfloat16\n"

@@ -30,7 +30,7 @@
 enum {
     OPT_MODEL, OPT_CONTEXT, OPT_BATCH, OPT_WEIGHTS_DTYPE, OPT_KV_DTYPE, OPT_WORKLOAD, OPT_GPUS,
     OPT_DEVICE, OPT_MARGIN, OPT_MAX_CONTEXT, OPT_MAX_BATCH, OPT_LIST_MODELS, OPT_PARAMS, OPT_DTYPE,
-    OPT_JSON
+    OPT_PROMPT, OPT_GENERATE, OPT_LAYER_OVERHEAD, OPT_SPEED_BUDGET, OPT_SPEED_BYTES, OPT_JSON
 };
 
 static const cli_option options[] = {
@@ -54,6 +54,18 @@ static const cli_option options[] = {
     [OPT_PARAMS] = {"params", "N", "does an N-parameter model fit, and where (7e9 ok)", 0},
     [OPT_DTYPE] = {"dtype", "D", "only this dtype (fp32, fp64, tf32, fp16, bf16, fp8, int8, int4); "
                                  "with --model: --weights-dtype", 0},
+    [OPT_PROMPT] = {"prompt", "P", "with --model: also estimate the speed on each device, for "
+                                   "prompts of P tokens (default 512), measured there", 0},
+    [OPT_GENERATE] = {"generate", "G", "with --model: the same, generating G tokens a sequence "
+                                       "(default 128)", 0},
+    [OPT_LAYER_OVERHEAD] = {"layer-overhead", "US", "with --prompt or --generate: fixed cost of "
+                                                    "each layer in each forward pass, in "
+                                                    "microseconds (default 5)", 0},
+    [OPT_SPEED_BUDGET] = {"speed-budget", "MS", "with --prompt or --generate: timed "
+                                                "milliseconds per matmul shape (default 100)", 0},
+    [OPT_SPEED_BYTES] = {"speed-bytes", "SIZE", "with --prompt or --generate: the bandwidth "
+                                                "measurement's buffer (default: its size rule)",
+                         0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -380,6 +392,39 @@ static struct {
     unsigned model_only; /* bits: options that go with --model */
 } args = {0, 0, 0, 0, GPUPROBE_DTYPE_FP16, GPUPROBE_WORKLOAD_WEIGHTS, NULL, CLI_WORKLOAD_INIT, 0};
 
+/* The speed options (--prompt and the rest), into fq.sopts. */
+static int speed_option(int opt, const char *v)
+{
+    static const struct {
+        gpuprobe_speed_param param;
+        uint64_t lo, hi, scale;
+        const char *want;
+    } k[] = {
+        [OPT_PROMPT - OPT_PROMPT] = {GPUPROBE_SPEED_PROMPT, 1, UINT64_C(1) << 32, 1,
+                                     "--prompt wants a token count from 1 to 4294967296"},
+        [OPT_GENERATE - OPT_PROMPT] = {GPUPROBE_SPEED_GENERATE, 1, UINT64_C(1) << 32, 1,
+                                       "--generate wants a token count from 1 to 4294967296"},
+        [OPT_LAYER_OVERHEAD - OPT_PROMPT] = {GPUPROBE_SPEED_LAYER_OVERHEAD_NS, 0, 1000000, 1000,
+                                             "--layer-overhead wants microseconds from 0 to "
+                                             "1000000"},
+        [OPT_SPEED_BUDGET - OPT_PROMPT] = {GPUPROBE_SPEED_BUDGET_MS, 1, 60000, 1,
+                                           "--speed-budget wants milliseconds from 1 to 60000"},
+        [OPT_SPEED_BYTES - OPT_PROMPT] = {GPUPROBE_SPEED_BUFFER_BYTES, 4096, INT64_MAX, 1,
+                                          "--speed-bytes wants a size of at least 4096 bytes "
+                                          "(4KiB)"},
+    };
+    size_t i = (size_t)(opt - OPT_PROMPT);
+    uint64_t n = 0;
+    int bad = opt == OPT_SPEED_BYTES ? cli_parse_size(v, k[i].hi, &n) : cli_parse_count(v, k[i].hi, &n);
+    if (bad != 0 || n < k[i].lo)
+        return cli_bad_value(v, "%s", k[i].want);
+    if (!fq.sopts && gpuprobe_speed_options_create(&fq.sopts) != GPUPROBE_OK)
+        return cli_fail(NULL, GPUPROBE_ERR_OUT_OF_MEMORY, "the speed options");
+    fq.speed |= opt == OPT_PROMPT || opt == OPT_GENERATE;
+    gpuprobe_speed_options_set(fq.sopts, k[i].param, (int64_t)(n * k[i].scale));
+    return CLI_EXIT_OK;
+}
+
 static int option(int opt, const char *v)
 {
     if (opt != OPT_WORKLOAD) { /* --workload also serves the lesson's rules */
@@ -413,6 +458,13 @@ static int option(int opt, const char *v)
     case OPT_LIST_MODELS:
         args.list = 1;
         break;
+    case OPT_PROMPT:
+    case OPT_GENERATE:
+    case OPT_LAYER_OVERHEAD:
+    case OPT_SPEED_BUDGET:
+    case OPT_SPEED_BYTES:
+        args.model_only |= 1u << opt;
+        return speed_option(opt, v);
     case OPT_PARAMS:
         if (cli_parse_count(v, GPUPROBE_MAX_PARAMS, &q.params) != 0 || q.params == 0)
             return cli_bad_value(v, "--params wants a parameter count from 1 to 1e15 (7e9)");
@@ -447,15 +499,29 @@ static int check_model(void)
         return cli_usage_error("--dtype and --weights-dtype say the same thing: give one");
     if (args.dtype_given)
         args.w.weights_dtype = args.dtype;
+    if (fq.sopts && !fq.speed)
+        return cli_usage_error("--layer-overhead, --speed-budget and --speed-bytes go with "
+                               "--prompt or --generate");
     int rc = cli_model_open(fq.name, &fq.found, &fq.cfg);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (!fq.gpus)
         fq.gpus = 1;
     rc = cli_workload_options(&args.w, &fq.cfg, &fq.opts);
-    if (rc != CLI_EXIT_OK)
+    if (rc != CLI_EXIT_OK) {
         cli_model_config_free(&fq.cfg); /* the program ends here */
-    return rc;
+        return rc;
+    }
+    if (fq.speed && !fq.context_given && fq.solve != FIT_SOLVE_CONTEXT) {
+        /* the plan holds the prompt and what is generated */
+        int64_t p = 0, g = 0;
+        gpuprobe_speed_options_get(fq.sopts, GPUPROBE_SPEED_PROMPT, &p);
+        gpuprobe_speed_options_get(fq.sopts, GPUPROBE_SPEED_GENERATE, &g);
+        if (gpuprobe_plan_options_set(fq.opts, GPUPROBE_PLAN_CONTEXT, p + g) != GPUPROBE_OK)
+            return cli_usage_error("--prompt and --generate add up to %lld tokens, more than a "
+                                   "plan takes", (long long)(p + g));
+    }
+    return CLI_EXIT_OK;
 }
 
 static int check(void)
@@ -467,7 +533,9 @@ static int check(void)
         return cli_usage_error("--model and --params ask two questions: give one");
     if (!fq.name && args.model_only)
         return cli_usage_error("--context, --batch, --weights-dtype, --kv-dtype, --gpus, --margin, "
-                               "--max-context and --max-batch go with --model");
+                               "--max-context, --max-batch, --prompt, --generate, "
+                               "--layer-overhead, --speed-budget and --speed-bytes go with "
+                               "--model");
     if (fq.name)
         return check_model();
     if (args.dtype_given) {
@@ -547,6 +615,7 @@ static int run(gpuprobe_context *ctx)
         if (rc == CLI_EXIT_OK)
             rc = run_model(ctx, list, n, ncuda);
         gpuprobe_plan_options_destroy(fq.opts);
+        gpuprobe_speed_options_destroy(fq.sopts);
         cli_model_config_free(&fq.cfg);
         return rc;
     }
@@ -573,7 +642,9 @@ static const cli_command command = {
     "gpuprobe-fit",
     "Will this model fit? With --model, a model's config planned against every\n"
     "device (weights, KV cache, activations, overhead, margin), with the largest\n"
-    "context and batch that fit and the fewest GPUs. Without it, how large a model\n"
+    "context and batch that fit and the fewest GPUs; with --prompt or --generate,\n"
+    "how fast it runs there too (time to the first token, decode tokens/s, from\n"
+    "bandwidth and matmuls measured on each device). Without it, how large a model\n"
     "fits per dtype and workload; with --params, whether a model of that size fits.",
     options,
     "with --model or --params, the model fits nowhere; or a device query failed",

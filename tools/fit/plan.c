@@ -7,6 +7,7 @@
  */
 #include "plan.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,11 @@ typedef struct column {
     gpuprobe_status st; /* of its plan */
     char error[512];
     gpuprobe_plan plan;
+    /* --prompt, --generate: the figures measured there and the estimate */
+    gpuprobe_status speed_st;
+    char speed_error[512];
+    gpuprobe_speed_figures fig;
+    gpuprobe_speed speed;
 } column;
 
 /* The fewest GPUs that hold the model (gpuprobe_plan_gpus()). */
@@ -154,6 +160,40 @@ static const char *spec_of(gpuprobe_context *ctx, size_t index)
     return s;
 }
 
+/* --prompt, --generate: each planned device's figures measured and the
+ * estimate made of them (on the CPU the whole model, as its plan). A
+ * failure is reported and the column says so; the plan stands. */
+static void speed_columns(gpuprobe_context *ctx, const fit_question *q, answer *a)
+{
+    for (size_t i = 0; q->speed && i < a->n; i++) {
+        column *c = &a->col[i];
+        if (c->st != GPUPROBE_OK)
+            continue;
+        int cpu_of_tp = c->kind == GPUPROBE_DEVICE_CPU && q->gpus > 1;
+        if (cpu_of_tp)
+            gpuprobe_plan_options_set(q->opts, GPUPROBE_PLAN_GPUS, 1);
+        c->fig = (gpuprobe_speed_figures)GPUPROBE_SPEED_FIGURES_INIT;
+        c->speed = (gpuprobe_speed)GPUPROBE_SPEED_INIT;
+        c->speed_st = gpuprobe_speed_measure(ctx, c->index, q->cfg.model, q->opts, q->sopts, 0,
+                                             &c->fig);
+        if (c->speed_st == GPUPROBE_OK)
+            c->speed_st = gpuprobe_speed_compute(ctx, q->cfg.model, q->opts, q->sopts, &c->fig,
+                                                 0, &c->speed);
+        if (cpu_of_tp)
+            gpuprobe_plan_options_set(q->opts, GPUPROBE_PLAN_GPUS, q->gpus);
+        if (c->speed_st == GPUPROBE_OK)
+            continue;
+        snprintf(c->speed_error, sizeof c->speed_error, "%s", gpuprobe_last_error(ctx));
+        cli_report(ctx, c->speed_st, "%s: speed", c->spec);
+        a->failed = 1;
+    }
+}
+
+static const char *bound_name(uint32_t b)
+{
+    return b == GPUPROBE_SPEED_BOUND_COMPUTE ? "compute" : "memory";
+}
+
 /* ---- text ------------------------------------------------------------------- */
 
 enum { ROW_LABEL = 16 };
@@ -199,6 +239,22 @@ static void cell_headroom(const column *c, char *buf, size_t size)
     char b[32];
     gp_format_bytes(b, sizeof b, h < 0 ? (uint64_t)0 - (uint64_t)h : (uint64_t)h);
     snprintf(buf, size, "%s%s", h < 0 ? "-" : "", b);
+}
+
+static void cell_first_token(const column *c, char *buf, size_t size)
+{
+    if (c->speed_st == GPUPROBE_OK)
+        cli_seconds(buf, size, c->speed.prefill_s);
+    else
+        snprintf(buf, size, "failed");
+}
+
+static void cell_decode(const column *c, char *buf, size_t size)
+{
+    if (c->speed_st == GPUPROBE_OK)
+        snprintf(buf, size, "%.3g tok/s", c->speed.decode_tokens_per_s);
+    else
+        snprintf(buf, size, "failed");
 }
 
 static void cell_context(const column *c, char *buf, size_t size)
@@ -278,7 +334,56 @@ static void text_legend(const answer *a)
             cli_line("  %s: the plan failed: %s", a->col[i].spec, a->col[i].error);
 }
 
-static void text_table(const answer *a)
+/* "2.1 TFLOP", "580 GB/s": decimal units of what is counted. */
+static void si(char *buf, size_t size, double v, const char *unit)
+{
+    static const char *const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
+    size_t p = 0;
+    while (v >= 999.5 && p + 1 < sizeof prefix / sizeof prefix[0]) {
+        v /= 1000;
+        p++;
+    }
+    snprintf(buf, size, "%.3g %s%s", v, prefix[p], unit);
+}
+
+/* Per device: each figure with its bound and what was measured. */
+static void text_speed(const fit_question *q, const answer *a)
+{
+    int64_t prompt = 0, batch = a->batch;
+    gpuprobe_speed_options_get(q->sopts, GPUPROBE_SPEED_PROMPT, &prompt);
+    for (size_t i = 0; q->speed && i < a->n; i++) {
+        const column *c = &a->col[i];
+        if (c->st != GPUPROBE_OK)
+            continue;
+        if (c->speed_st != GPUPROBE_OK) {
+            cli_line("  %s: the speed could not be measured: %s", c->spec, c->speed_error);
+            continue;
+        }
+        const gpuprobe_speed *s = &c->speed;
+        char t[32], flop[32], rate[32], bytes[32], bw[32];
+        cli_seconds(t, sizeof t, s->prefill_s);
+        si(flop, sizeof flop, s->prefill_flop, "FLOP");
+        si(rate, sizeof rate, s->prefill_flops, "FLOP/s");
+        si(bytes, sizeof bytes, s->decode_bytes_mean, "B");
+        si(bw, sizeof bw, s->read_bytes_per_s, "B/s");
+        cli_line("  %s: prefill %lld tokens%s: %s (%s-bound, %s at %s measured); decode: %.3g "
+                 "tokens/s%s (%s-bound, %s per token at %s measured)",
+                 c->spec, (long long)prompt, batch > 1 ? " x batch" : "", t,
+                 bound_name(s->prefill_bound), flop, rate, s->decode_tokens_per_s,
+                 batch > 1 ? " a sequence" : "", bound_name(s->decode_bound), bytes, bw);
+    }
+    if (!q->speed)
+        return;
+    int64_t ns = 0, eff = 0;
+    gpuprobe_speed_options_get(q->sopts, GPUPROBE_SPEED_LAYER_OVERHEAD_NS, &ns);
+    gpuprobe_speed_options_get(q->sopts, GPUPROBE_SPEED_EFFICIENCY, &eff);
+    cli_line("  (speed: what an efficient engine attains: %g us per layer and pass, %lld%% of "
+             "the rates measured; eager frameworks are slower, see docs/speed.md%s)",
+             (double)ns / 1000, (long long)eff,
+             q->gpus > 1 ? "; the GPUs' communication is not modelled" : "");
+}
+
+static void text_table(const fit_question *q, const answer *a)
 {
     int width[FIT_MAX_DEVICES];
     int training = 0;
@@ -309,7 +414,12 @@ static void text_table(const answer *a)
     row(a, width, "headroom", cell_headroom);
     row(a, width, "largest context", cell_context);
     row(a, width, "largest batch", cell_batch);
+    if (q->speed) {
+        row(a, width, "first token", cell_first_token);
+        row(a, width, "decode", cell_decode);
+    }
     text_legend(a);
+    text_speed(q, a);
     cli_endl();
 }
 
@@ -394,10 +504,62 @@ static struct json_object *json_workload(const fit_question *q, const answer *a)
     cli_set_i64(w, "gpus", q->gpus);
     cli_set_i64(w, "margin_bytes", opt(q, GPUPROBE_PLAN_MARGIN));
     cli_set_u64(w, "kv_bytes_per_token", a->pure.kv_bytes_per_token);
+    int64_t p = 0, g = 0;
+    if (q->speed) {
+        gpuprobe_speed_options_get(q->sopts, GPUPROBE_SPEED_PROMPT, &p);
+        gpuprobe_speed_options_get(q->sopts, GPUPROBE_SPEED_GENERATE, &g);
+        cli_set_i64(w, "prompt", p);
+        cli_set_i64(w, "generate", g);
+    } else {
+        cli_set_null(w, "prompt");
+        cli_set_null(w, "generate");
+    }
     return w;
 }
 
-static struct json_object *json_column(const column *c)
+static struct json_object *json_speed(const column *c)
+{
+    struct json_object *o = cli_obj();
+    if (c->speed_st != GPUPROBE_OK) {
+        cli_set(o, "error", cli_error_obj(gpuprobe_status_name(c->speed_st), c->speed_error));
+        return o;
+    }
+    cli_set_null(o, "error");
+    const gpuprobe_speed *s = &c->speed;
+    const gpuprobe_speed_figures *f = &c->fig;
+    struct json_object *m = cli_obj();
+    cli_set_num(m, "read_bytes_per_s", f->read_bytes_per_s);
+    cli_set_num(m, "decode_flops", f->decode_flops);
+    cli_set_num(m, "prefill_flops", f->prefill_flops);
+    cli_set_num(m, "prefill_attn_flops", f->prefill_attn_flops);
+    cli_set_str(m, "dtype", gpuprobe_dtype_name((gpuprobe_dtype)f->dtype));
+    cli_set_bool(m, "dtype_substituted", (f->flags & GPUPROBE_SPEED_DTYPE_SUBSTITUTED) != 0);
+    cli_set_bool(m, "cached", (f->flags & GPUPROBE_SPEED_CACHED) != 0);
+    cli_set(o, "measured", m);
+    static const struct {
+        const char *key;
+        size_t off;
+    } d[] = {
+#define F(x) {#x, offsetof(gpuprobe_speed, x)}
+        F(prefill_s), F(prefill_flop), F(prefill_bytes), F(prefill_compute_s),
+        F(prefill_memory_s), F(prefill_flops), F(decode_s), F(decode_tokens_per_s),
+        F(decode_batch_tokens_per_s), F(decode_weight_bytes), F(decode_bytes_first),
+        F(decode_bytes_last), F(decode_bytes_mean), F(decode_flop_mean),
+        F(decode_step_first_s), F(decode_step_last_s), F(read_bytes_per_s), F(decode_flops),
+        F(layer_overhead_s), F(efficiency), F(total_s),
+#undef F
+    };
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        cli_set_num(o, d[i].key, *(const double *)(const void *)((const char *)s + d[i].off));
+    cli_set_str(o, "prefill_bound", bound_name(s->prefill_bound));
+    cli_set_str(o, "decode_bound", bound_name(s->decode_bound));
+    cli_set_u64(o, "decode_memory_steps", s->decode_memory_steps);
+    cli_set_bool(o, "tp_communication_modelled", !(s->flags & GPUPROBE_SPEED_TP_NOT_MODELLED));
+    cli_set_bool(o, "windowed", (s->flags & GPUPROBE_SPEED_WINDOWED) != 0);
+    return o;
+}
+
+static struct json_object *json_column(const fit_question *q, const column *c)
 {
     struct json_object *o = cli_obj();
     cli_set_str(o, "device", c->spec);
@@ -413,6 +575,10 @@ static struct json_object *json_column(const column *c)
     cli_set_i64(o, "headroom_bytes", headroom(&c->plan));
     cli_set_u64(o, "largest_context", c->plan.largest_context);
     cli_set_u64(o, "largest_batch", c->plan.largest_batch);
+    if (q->speed)
+        cli_set(o, "speed", json_speed(c));
+    else
+        cli_set_null(o, "speed");
     return o;
 }
 
@@ -440,7 +606,7 @@ static int print_json(gpuprobe_context *ctx, const fit_question *q, const answer
     cli_set(doc, "workload", json_workload(q, a));
     struct json_object *devs = cli_arr();
     for (size_t i = 0; i < a->n; i++)
-        cli_push(devs, json_column(&a->col[i]));
+        cli_push(devs, json_column(q, &a->col[i]));
     cli_set(doc, "devices", devs);
     const column *b = a->best >= 0 ? &a->col[a->best] : NULL;
     cli_set_str(doc, "best_device", b ? b->spec : NULL);
@@ -514,6 +680,7 @@ int fit_plan_run(gpuprobe_context *ctx, fit_question *q, const size_t *devices, 
     plan_columns(ctx, q, &a);
     a.best = best_column(&a);
     solve(ctx, q, &a);
+    speed_columns(ctx, q, &a);
     ask_fewest(ctx, q, &a.few);
     a.room = gpus_with_room(&a);
     a.context = opt(q, GPUPROBE_PLAN_CONTEXT);
@@ -522,7 +689,7 @@ int fit_plan_run(gpuprobe_context *ctx, fit_question *q, const size_t *devices, 
         rc = print_json(ctx, q, &a);
     } else {
         text_header(q, &a);
-        text_table(&a);
+        text_table(q, &a);
         text_best(q, &a);
         text_gpus(ctx, q, &a);
     }

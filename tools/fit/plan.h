@@ -3,9 +3,12 @@
  * best device with the largest context and batch that fit there, the
  * fewest GPUs that hold it, as a table (rows: weights, KV cache,
  * activations, overhead, margin, total; columns: the devices) or as JSON.
- * Every figure comes from the library (gpuprobe_plan_compute(),
- * gpuprobe_plan_device(), gpuprobe_plan_gpus()); nothing here computes a
- * byte count of its own.
+ * With --prompt or --generate, the speed on each device too (rows: the
+ * time to the first token, decode tokens/s; a line per device saying the
+ * bound and the figures measured). Every figure comes from the library
+ * (gpuprobe_plan_compute(), gpuprobe_plan_device(), gpuprobe_plan_gpus(),
+ * gpuprobe_speed_measure(), gpuprobe_speed_compute()); nothing here
+ * computes a byte count or a time of its own.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -32,6 +35,8 @@ typedef struct fit_question {
     int context_given;            /* --context was given */
     fit_solve solve;              /* --max-context, --max-batch */
     int fewest;                   /* ask for the fewest GPUs (--device auto or cuda) */
+    int speed;                    /* --prompt or --generate: estimate the speed too */
+    gpuprobe_speed_options *sopts; /* the speed options given; NULL: none */
 } fit_question;
 
 /* The plan of q against the devices listed (library indices), printed as
