@@ -474,6 +474,29 @@ if(TARGET gpuprobe-smi)
     --json-eq devices.0.speed.decode_weight_bytes=988065536
     --json-eq devices.0.speed.measured.dtype=\"fp32\" --json-eq devices.0.speed.measured.dtype_substituted=true
     -- ${speed_cpu} --json)
+  # --roofline: each device's roofline from the speed estimate's figures,
+  # the model's prefill and decode on it (the SVG holds the labels and the
+  # ring of each; the JSON names the file); refused without the speed,
+  # with a name it cannot draw, and in a build without cairo.
+  if(GPUPROBE_HAVE_CAIRO)
+    gpuprobe_run_test(tools.fit.roofline gpuprobe-fit --json ${GPUPROBE_JSON_DOC} --files {tmp}=1
+      --json-has "roofline=/r.svg" --svg {tmp}/r.svg
+      --svg-text "Roofline of Qwen2.5-0.5B: prefill and decode" --svg-text "prefill 64 tokens ("
+      --svg-text "decode, batch 1: " --svg-text "memory read "
+      -- ${speed_cpu} --json --roofline {tmp}/r.svg)
+    gpuprobe_run_test(tools.fit.roofline_png gpuprobe-fit --clean --png {tmp}/r.png --files {tmp}=1
+      --out "\nDrawn into [^\n]*/r\.png: each device's roofline" -- ${speed_cpu} --roofline {tmp}/r.png)
+    gpuprobe_run_test(tools.fit.roofline_no_speed gpuprobe-fit --rc 2 --out-empty --files {tmp}=0
+      "--err=--roofline draws the speed estimate: add --prompt or --generate"
+      -- --model Qwen2.5-0.5B --roofline {tmp}/r.png)
+    gpuprobe_run_test(tools.fit.roofline_extension gpuprobe-fit --rc 2 --out-empty --files {tmp}=0
+      "--err=--roofline wants a file name ending in .png, .svg or .pdf"
+      -- ${speed_cpu} --roofline {tmp}/r.jpg)
+  else()
+    gpuprobe_run_test(tools.fit.roofline_without_cairo gpuprobe-fit --rc 2 --out-empty --files {tmp}=0
+      "--err=--roofline: this gpuprobe-fit was built without cairo"
+      -- ${speed_cpu} --roofline {tmp}/r.png)
+  endif()
   gpuprobe_run_test(tools.fit.speed_no_model gpuprobe-fit --rc 2 --out-empty "--err=go with --model"
     -- --prompt 64)
   gpuprobe_run_test(tools.fit.speed_zero gpuprobe-fit --rc 2 --out-empty "--err=--prompt wants"

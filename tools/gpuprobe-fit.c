@@ -30,7 +30,8 @@
 enum {
     OPT_MODEL, OPT_CONTEXT, OPT_BATCH, OPT_WEIGHTS_DTYPE, OPT_KV_DTYPE, OPT_WORKLOAD, OPT_GPUS,
     OPT_DEVICE, OPT_MARGIN, OPT_MAX_CONTEXT, OPT_MAX_BATCH, OPT_LIST_MODELS, OPT_PARAMS, OPT_DTYPE,
-    OPT_PROMPT, OPT_GENERATE, OPT_LAYER_OVERHEAD, OPT_SPEED_BUDGET, OPT_SPEED_BYTES, OPT_JSON
+    OPT_PROMPT, OPT_GENERATE, OPT_LAYER_OVERHEAD, OPT_SPEED_BUDGET, OPT_SPEED_BYTES, OPT_ROOFLINE,
+    OPT_JSON
 };
 
 static const cli_option options[] = {
@@ -66,6 +67,9 @@ static const cli_option options[] = {
     [OPT_SPEED_BYTES] = {"speed-bytes", "SIZE", "with --prompt or --generate: the bandwidth "
                                                 "measurement's buffer (default: its size rule)",
                          0},
+    [OPT_ROOFLINE] = {"roofline", "FILE", "with --prompt or --generate: draw each device's "
+                                          "roofline with the model's prefill and decode on it "
+                                          "into FILE (.png, .svg or .pdf)", 0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -458,6 +462,10 @@ static int option(int opt, const char *v)
     case OPT_LIST_MODELS:
         args.list = 1;
         break;
+    case OPT_ROOFLINE:
+        args.model_only |= 1u << opt;
+        fq.roofline = v;
+        break;
     case OPT_PROMPT:
     case OPT_GENERATE:
     case OPT_LAYER_OVERHEAD:
@@ -502,6 +510,14 @@ static int check_model(void)
     if (fq.sopts && !fq.speed)
         return cli_usage_error("--layer-overhead, --speed-budget and --speed-bytes go with "
                                "--prompt or --generate");
+    if (fq.roofline && !fq.speed)
+        return cli_usage_error("--roofline draws the speed estimate: add --prompt or --generate");
+    if (fq.roofline && !cli_plot_available())
+        return cli_usage_error("--roofline: this %s was built without cairo, so it draws no "
+                               "pictures (build it with cairo: Debian's libcairo2-dev)", cli_prog());
+    if (fq.roofline && cli_plot_format_of(fq.roofline) < 0)
+        return cli_bad_value(fq.roofline, "--roofline wants a file name ending in .png, .svg or "
+                                          ".pdf");
     int rc = cli_model_open(fq.name, &fq.found, &fq.cfg);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -534,8 +550,8 @@ static int check(void)
     if (!fq.name && args.model_only)
         return cli_usage_error("--context, --batch, --weights-dtype, --kv-dtype, --gpus, --margin, "
                                "--max-context, --max-batch, --prompt, --generate, "
-                               "--layer-overhead, --speed-budget and --speed-bytes go with "
-                               "--model");
+                               "--layer-overhead, --speed-budget, --speed-bytes and --roofline go "
+                               "with --model");
     if (fq.name)
         return check_model();
     if (args.dtype_given) {

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #include "plan.h"
+#include "roofline.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -599,7 +600,8 @@ static struct json_object *json_fewest(gpuprobe_context *ctx, const fewest *f)
     return o;
 }
 
-static int print_json(gpuprobe_context *ctx, const fit_question *q, const answer *a)
+static int print_json(gpuprobe_context *ctx, const fit_question *q, const answer *a,
+                      int roof_failed)
 {
     struct json_object *doc = cli_doc();
     cli_set(doc, "model", json_model(q, a));
@@ -624,7 +626,27 @@ static int print_json(gpuprobe_context *ctx, const fit_question *q, const answer
     if (q->gpus > 1)
         cli_set_u64(doc, "gpus_with_room", a->room);
     cli_set_bool(doc, "fits_anywhere", fits(q, a));
+    if (q->roofline)
+        cli_set_str(doc, "roofline", roof_failed ? NULL : q->roofline);
     return cli_print_doc(doc);
+}
+
+/* ---- --roofline ---------------------------------------------------------------- */
+
+/* The devices with a speed estimate, drawn. Returns 0, or 1 when the
+ * picture could not be written. */
+static int draw_roofline(const fit_question *q, const answer *a)
+{
+    fit_roof_input in[CLI_CHART_MAX_PANELS];
+    size_t n = 0;
+    int64_t prompt = 0;
+    gpuprobe_speed_options_get(q->sopts, GPUPROBE_SPEED_PROMPT, &prompt);
+    for (size_t i = 0; i < a->n && n < CLI_CHART_MAX_PANELS; i++) {
+        const column *c = &a->col[i];
+        if (c->speed_st == GPUPROBE_OK)
+            in[n++] = (fit_roof_input){c->spec, c->name, &c->fig, &c->speed, prompt, a->batch};
+    }
+    return fit_roofline_write(q->roofline, q->name, in, n);
 }
 
 /* ---- the run ------------------------------------------------------------------ */
@@ -685,15 +707,19 @@ int fit_plan_run(gpuprobe_context *ctx, fit_question *q, const size_t *devices, 
     a.room = gpus_with_room(&a);
     a.context = opt(q, GPUPROBE_PLAN_CONTEXT);
     a.batch = opt(q, GPUPROBE_PLAN_BATCH);
+    int roof_failed = q->roofline ? draw_roofline(q, &a) : 0;
     if (cli_json()) {
-        rc = print_json(ctx, q, &a);
+        rc = print_json(ctx, q, &a, roof_failed);
     } else {
         text_header(q, &a);
         text_table(q, &a);
         text_best(q, &a);
         text_gpus(ctx, q, &a);
+        if (q->roofline && !roof_failed)
+            cli_line("Drawn into %s: each device's roofline from the figures measured here, with "
+                     "the model's prefill and decode on it.", q->roofline);
     }
-    if (rc == CLI_EXIT_OK && (a.failed || !fits(q, &a)))
+    if (rc == CLI_EXIT_OK && (a.failed || !fits(q, &a) || roof_failed))
         rc = CLI_EXIT_FAIL;
     free(a.col);
     return rc;

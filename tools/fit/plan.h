@@ -37,6 +37,7 @@ typedef struct fit_question {
     int fewest;                   /* ask for the fewest GPUs (--device auto or cuda) */
     int speed;                    /* --prompt or --generate: estimate the speed too */
     gpuprobe_speed_options *sopts; /* the speed options given; NULL: none */
+    const char *roofline;         /* --roofline FILE (with the speed); NULL: none */
 } fit_question;
 
 /* The plan of q against the devices listed (library indices), printed as
