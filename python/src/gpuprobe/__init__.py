@@ -49,9 +49,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Sequence, Union
 
-    from ._types import Device, MatmulResult, Model, Plan, Workload
+    from ._types import Device, MatmulResult, Model, Plan, Speed, Workload
 
-_LAZY = ("Device", "MatmulResult", "Model", "Plan", "Workload")
+_LAZY = ("Device", "MatmulResult", "Model", "Plan", "Speed", "Workload")
 
 __version__ = "1.2.0"
 
@@ -61,9 +61,9 @@ __all__ = [
     "Context", "CudaError", "CudaStatus", "CudaUnavailableError", "Device",
     "DeviceOutOfMemoryError", "Error", "InternalError", "InvalidArgumentError",
     "LibraryError", "MatmulResult", "Model", "NoFitError", "NotFoundError",
-    "OutOfMemoryError", "Plan", "UnsupportedError", "VerifyFailedError", "Workload",
+    "OutOfMemoryError", "Plan", "Speed", "UnsupportedError", "VerifyFailedError", "Workload",
     "close", "cuda_status", "default_context", "devices", "fewest_gpus",
-    "library_path", "library_version", "load_model", "matmul", "plan", "select",
+    "library_path", "library_version", "load_model", "matmul", "plan", "select", "speed",
     "shipped_models", "visible_devices",
 ]
 
@@ -125,6 +125,13 @@ def load_model(model: Any) -> Model:
 def plan(model: Any, **kwargs: Any) -> Plan:
     """Will this model fit, and with how much context? See :meth:`Context.plan`."""
     return default_context().plan(model, **kwargs)
+
+
+def speed(model: Any, **kwargs: Any) -> Speed:
+    """How fast will this model run here: the time to the first token and
+    decode tokens/s, from figures measured on the device. See
+    :meth:`Context.speed`."""
+    return default_context().speed(model, **kwargs)
 
 
 def fewest_gpus(model: Any, **workload: Any) -> List[Device]:

@@ -15,14 +15,14 @@ import ctypes
 import os
 
 from . import _lib
-from ._errors import Error, InvalidArgumentError, VerifyFailedError
+from ._errors import Error, InvalidArgumentError, UnsupportedError, VerifyFailedError
 from ._status import CudaStatus
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-    from ._types import Device, MatmulResult, Model, Plan, Workload
+    from ._types import Device, MatmulResult, Model, Plan, Speed, Workload
 
     DeviceArg = Union[str, int, Device, None]
     SizeArg = Union[int, float, str, None]
@@ -476,6 +476,65 @@ class Context:
             dev = self._device(dev_index, reason) if dev_index is not None else None
         return _plan_of(ps, m, w, dev)
 
+    def speed(self, model: Any, *, prompt: int = 512, generate: int = 128,
+              device: DeviceArg = "auto", layer_overhead_ns: Optional[int] = None,
+              efficiency: Optional[int] = None, budget_ms: Optional[int] = None,
+              buffer_bytes: SizeArg = None, **workload: Any) -> "Speed":
+        """How fast the model runs on a device: the time to the first token
+        of a ``prompt``-token prompt and decode tokens/s over ``generate``
+        tokens, predicted from the memory read rate and the matmul
+        throughput measured there (briefly; kept in this context, so a
+        second call measures nothing) at the model's own shapes, as
+        ``gpuprobe-fit --prompt P --generate G`` does (docs/speed.md).
+        ``model`` and the workload keywords are :meth:`plan`'s (the context
+        defaults to prompt + generate); ``device`` as :meth:`plan`.
+        ``layer_overhead_ns`` (default 5000), ``efficiency`` (percent of the
+        measured rates, default 100), ``budget_ms`` and ``buffer_bytes``
+        tune the estimate and its measurement. Needs libgpuprobe 1.2."""
+        if self._lib.version_number < 10200:
+            raise UnsupportedError("the speed estimate needs libgpuprobe 1.2 or later; %s is %s"
+                                   % (self._lib.path, self._lib.version))
+        m = self.load_model(model)
+        if "context" not in workload and isinstance(prompt, int) and isinstance(generate, int):
+            workload = dict(workload, context=prompt + generate)
+        w = _with_model_defaults(m, _types().Workload(**workload))
+        values = {"prompt": prompt, "generate": generate}
+        for name, v in (("layer_overhead_ns", layer_overhead_ns), ("efficiency", efficiency),
+                        ("budget_ms", budget_ms)):
+            if v is not None:
+                values[name] = v
+        if buffer_bytes is not None:
+            values["buffer_bytes"] = parse_size(buffer_bytes, "buffer_bytes")
+        c = self._c
+        with self._lock, _Made(self._lib) as made:
+            index, reason = self._index(device)
+            handle = made.params("model", m.parameters)
+            opts = made.params("plan", self._plan_values(w))
+            sopts = made.params("speed", values)
+            fig = _lib.new_struct(_lib.SpeedFigures)
+            fig.dtype = -1
+            self._check(c.gpuprobe_speed_measure(self._h(), index, handle, opts, sopts, 0,
+                                                 ctypes.byref(fig)))
+            sp = _lib.new_struct(_lib.SpeedStruct)
+            self._check(c.gpuprobe_speed_compute(self._h(), handle, opts, sopts, ctypes.byref(fig),
+                                                 0, ctypes.byref(sp)))
+            dev = self._device(index, reason)
+        names = dtype_names(self._lib)
+        return _types().Speed(
+            model=m, workload=w, device=dev, prompt=prompt, generate=generate,
+            prefill_s=sp.prefill_s, prefill_bound=_lib.SPEED_BOUNDS.get(sp.prefill_bound, "?"),
+            prefill_flop=sp.prefill_flop, prefill_bytes=sp.prefill_bytes,
+            decode_tokens_per_s=sp.decode_tokens_per_s,
+            decode_batch_tokens_per_s=sp.decode_batch_tokens_per_s,
+            decode_bound=_lib.SPEED_BOUNDS.get(sp.decode_bound, "?"),
+            decode_bytes_mean=sp.decode_bytes_mean, decode_flop_mean=sp.decode_flop_mean,
+            total_s=sp.total_s, read_bytes_per_s=sp.read_bytes_per_s,
+            matmul_flops=max(fig.decode_flops, fig.prefill_flops, fig.prefill_attn_flops),
+            matmul_dtype=names[fig.dtype] if 0 <= fig.dtype < len(names) else None,
+            dtype_substituted=bool(fig.flags & _lib.SPEED_DTYPE_SUBSTITUTED),
+            cached=bool(fig.flags & _lib.SPEED_CACHED),
+            tensor_parallel_not_modelled=bool(sp.flags & _lib.SPEED_TP_NOT_MODELLED))
+
     def fewest_gpus(self, model: Any, **workload: Any) -> List[Device]:
         """The fewest GPUs that hold the model with tensor parallelism (the
         ones with the most free memory), for :meth:`visible_devices`.
@@ -559,6 +618,8 @@ class _Made:
                   "gpuprobe_model_param_bounds", _lib.MODEL_PARAM),
         "plan": ("gpuprobe_plan_options_create", "gpuprobe_plan_options_destroy",
                  "gpuprobe_plan_options_set", "gpuprobe_plan_param_bounds", _lib.PLAN_PARAM),
+        "speed": ("gpuprobe_speed_options_create", "gpuprobe_speed_options_destroy",
+                  "gpuprobe_speed_options_set", "gpuprobe_speed_param_bounds", _lib.SPEED_PARAM),
         "matmul": ("gpuprobe_matmul_options_create", "gpuprobe_matmul_options_destroy",
                    "gpuprobe_matmul_options_set", "gpuprobe_matmul_param_bounds",
                    _lib.MATMUL_PARAM),

@@ -83,6 +83,14 @@ MODEL_PARAM = dict(
     experts_per_token=10, sliding_window=11, qkv_bias=12,
 )
 # gpuprobe_plan_param
+# gpuprobe_speed_param (1.2)
+SPEED_PARAM = dict(prompt=0, generate=1, layer_overhead_ns=2, efficiency=3, budget_ms=4,
+                   buffer_bytes=5, max_rows=6)
+SPEED_CACHED = 0x1
+SPEED_DTYPE_SUBSTITUTED = 0x2
+SPEED_TP_NOT_MODELLED = 0x1
+SPEED_WINDOWED = 0x2
+SPEED_BOUNDS = {1: "compute", 2: "memory"}
 PLAN_PARAM = dict(
     workload=0, weights_dtype=1, kv_dtype=2, context=3, batch=4,
     prefill_chunk=5, checkpointing=6, quant_group=7, gpus=8, overhead=9,
@@ -131,6 +139,32 @@ class Requirements12(Requirements):
     must hold."""
 
     _fields_ = [("fit_model", ctypes.c_void_p), ("fit_plan", ctypes.c_void_p)]
+
+
+class SpeedFigures(ctypes.Structure):
+    """gpuprobe_speed_figures (1.2)."""
+
+    _fields_ = [("size", ctypes.c_size_t), ("read_bytes_per_s", ctypes.c_double),
+                ("decode_flops", ctypes.c_double), ("prefill_flops", ctypes.c_double),
+                ("prefill_attn_flops", ctypes.c_double), ("dtype", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+SPEED_DOUBLES = (
+    "prefill_s", "prefill_flop", "prefill_bytes", "prefill_compute_s", "prefill_memory_s",
+    "prefill_flops", "decode_s", "decode_tokens_per_s", "decode_batch_tokens_per_s",
+    "decode_weight_bytes", "decode_bytes_first", "decode_bytes_last", "decode_bytes_mean",
+    "decode_flop_mean", "decode_step_first_s", "decode_step_last_s", "read_bytes_per_s",
+    "decode_flops", "layer_overhead_s", "efficiency", "total_s",
+)
+
+
+class SpeedStruct(ctypes.Structure):
+    """gpuprobe_speed (1.2)."""
+
+    _fields_ = ([("size", ctypes.c_size_t)] + [(n, ctypes.c_double) for n in SPEED_DOUBLES]
+                + [("prefill_bound", ctypes.c_uint32), ("decode_bound", ctypes.c_uint32),
+                   ("decode_memory_steps", ctypes.c_uint64), ("flags", ctypes.c_uint32)])
 
 
 class PlanStruct(ctypes.Structure):
@@ -228,6 +262,17 @@ PROTOTYPES = {
     "gpuprobe_plan_gpus": (_st, [_p, _p, _p, _u, _psz, _psz, _sz]),
 }
 
+# The 1.2 functions the package uses when the library has them.
+PROTOTYPES_12 = {
+    "gpuprobe_speed_options_create": (_st, [_pp]),
+    "gpuprobe_speed_options_destroy": (None, [_p]),
+    "gpuprobe_speed_options_set": (_st, [_p, _st, _i64]),
+    "gpuprobe_speed_param_bounds": (_st, [_st, _pi64, _pi64]),
+    "gpuprobe_speed_measure": (_st, [_p, _sz, _p, _p, _p, _u, ctypes.POINTER(SpeedFigures)]),
+    "gpuprobe_speed_compute": (_st, [_p, _p, _p, _p, ctypes.POINTER(SpeedFigures), _u,
+                                     ctypes.POINTER(SpeedStruct)]),
+}
+
 
 # ---- finding and loading the library --------------------------------------
 
@@ -278,6 +323,11 @@ def _bind(lib: ctypes.CDLL, where: str) -> None:
                 where, name, REQUIRED[0], REQUIRED[1])) from None
         fn.restype = restype
         fn.argtypes = argtypes
+    if lib.gpuprobe_version() >= 10200:
+        for name, (restype, argtypes) in PROTOTYPES_12.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
 
 
 def _loaded_path(lib: ctypes.CDLL, fallback: str) -> str:

@@ -255,3 +255,48 @@ class Plan:
 
 for _cls in (Device, MatmulResult, Model, Workload, Plan):
     _cls.__module__ = "gpuprobe"  # as users name them
+
+
+@dataclass(frozen=True, repr=False)
+class Speed:
+    """How fast a model runs on a device (:func:`gpuprobe.speed`): the time
+    to the first token (prefill) and decode tokens/s, predicted from the
+    memory read rate and the matmul throughput measured on the device at
+    the model's shapes; what an efficient engine attains (docs/speed.md).
+    Times in seconds, rates per second."""
+
+    model: Model
+    workload: Workload
+    device: Device
+    prompt: int
+    generate: int
+    prefill_s: float
+    """The time to the first token."""
+    prefill_bound: str
+    """``"compute"`` or ``"memory"``: what set the prefill's time."""
+    prefill_flop: float
+    prefill_bytes: float
+    decode_tokens_per_s: float
+    """Tokens per second of each sequence after the first token."""
+    decode_batch_tokens_per_s: float
+    decode_bound: str
+    decode_bytes_mean: float
+    """Bytes one decode step reads, averaged over the steps."""
+    decode_flop_mean: float
+    total_s: float
+    read_bytes_per_s: float
+    """The memory read rate used (measured x efficiency)."""
+    matmul_flops: float
+    """The fastest matmul throughput measured at the model's shapes, FLOP/s."""
+    matmul_dtype: Optional[str]
+    """The precision the matmuls ran in (on a CPU, 16-bit weights run in fp32)."""
+    dtype_substituted: bool
+    cached: bool
+    """The figures were measured before in this context (nothing was measured now)."""
+    tensor_parallel_not_modelled: bool
+    """With ``gpus`` > 1: one GPU's share; the communication is not counted."""
+
+    def __repr__(self) -> str:
+        return ("Speed(%s on %s: prefill %d tokens %.3g s (%s-bound), decode %.3g tok/s "
+                "(%s-bound))" % (self.model.name, self.device.spec, self.prompt, self.prefill_s,
+                                 self.prefill_bound, self.decode_tokens_per_s, self.decode_bound))
