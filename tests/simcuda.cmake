@@ -241,6 +241,7 @@ simcuda_program(h200 "${SIMCUDA_ONE_H200}" gpuprobe-smi --clean --err-empty ${SI
   --out "\nMemory read through NVML: no CUDA context was created\\.\n"
   --out "\n\\| No running processes found +\\|\n")
 simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty ${SIMCUDA_UNTOUCHED}
+  --json-absent devices.0.bandwidth --json-absent devices.1.bandwidth
   --json-eq cuda_available=true --json-eq reason=\"available\"
   --json-eq cuda_runtime_version=\"13.0\" --json-eq cuda_driver_version=\"13.0\"
   --json-eq driver_version=\"580.65.06\" --json-eq gpus_error=null
@@ -254,6 +255,12 @@ simcuda_program(h200.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty ${SIMCU
   --json-eq devices.1.nvml_index=0 --json-eq devices.1.mig_mode=\"disabled\" --json-eq devices.1.mig_instance=false
   --json-eq devices.1.health.power_limit_mw=700000 --json-eq devices.1.health.compute_processes=0
   --json-eq devices.1.error=null -- --json)
+# --bandwidth on the GPU: the simulated read, copies and host transfers,
+# and the CPU's tests, in each device's JSON (small buffers).
+simcuda_program(h200_bandwidth.json "${SIMCUDA_ONE_H200}" gpuprobe-smi --err-empty
+  --json-eq devices.1.bandwidth.error=null --json-eq devices.1.bandwidth.buffer_bytes=1048576
+  --json-eq devices.1.bandwidth.tests.0.test=\"read\" --json-eq devices.0.bandwidth.tests.2.test=\"triad\"
+  -- --json --bandwidth --bytes 1MiB)
 simcuda_program(two "${SIMCUDA_TWO}" gpuprobe-smi --clean --err-empty ${SIMCUDA_UNTOUCHED} ${SMI_LAYOUT}
   --out "\n\\|   0  NVIDIA A100-SXM4-40GB +cuda:0 +\\| 0000:21:00\\.0 +Gen4 x16 \\|[^\n]*\n\\|  32C +40W /  400W +8\\.0 +\\| +9816MiB / 40536MiB \\| +0 +30720MiB \\|\n"
   --out "\n\\|   1  NVIDIA H200 +cuda:1 +\\| 0000:81:00\\.0 +Gen5 x16 \\|[^\n]*\n\\|[^\n]*\\| +20891MiB / 143771MiB \\| +0 +122880MiB \\|\n")

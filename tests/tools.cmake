@@ -140,6 +140,22 @@ if(TARGET gpuprobe-smi)
   # header box closed.
   gpuprobe_run_test(tools.smi.layout gpuprobe-smi --width 100 --borders --clean --err-empty)
   gpuprobe_run_test(tools.smi.layout_tty gpuprobe-smi --tty --width 100 --borders --err-empty)
+  # --bandwidth: measured only when asked (seconds of work), small buffers
+  # here; the CPU's three tests in the JSON, a line in the text; --bytes
+  # alone and with --loop are usage errors.
+  gpuprobe_run_test(tools.smi.no_bandwidth_by_default gpuprobe-smi --json ${GPUPROBE_JSON_DOC}
+    --json-absent devices.0.bandwidth -- --json)
+  gpuprobe_run_test(tools.smi.bandwidth_json gpuprobe-smi --json ${GPUPROBE_JSON_DOC}
+    --json-eq devices.0.bandwidth.error=null --json-eq devices.0.bandwidth.buffer_bytes=1048576
+    --json-eq devices.0.bandwidth.tests.0.test=\"read\" --json-eq devices.0.bandwidth.tests.2.test=\"triad\"
+    -- --json --bandwidth --bytes 1MiB)
+  gpuprobe_run_test(tools.smi.bandwidth_text gpuprobe-smi --clean --err-empty
+    --out "\nBandwidth \\(GB/s = 10\\^9 bytes/s, best pass\\x3b docs/bandwidth\\.md\\):\n  cpu      read [0-9.]+, copy [0-9.]+, triad [0-9.]+ \\(buffers of 1\\.0 MB\\)\n"
+    -- --bandwidth --bytes 1MiB)
+  gpuprobe_run_test(tools.smi.bytes_alone gpuprobe-smi --rc 2 --out-empty "--err=--bytes goes with --bandwidth"
+    -- --bytes 1MiB)
+  gpuprobe_run_test(tools.smi.bandwidth_loop gpuprobe-smi --rc 2 --out-empty
+    "--err=--bandwidth measures once: not with --query-gpu or --loop" -- --bandwidth -l 1)
   gpuprobe_run_test(tools.smi.help_width gpuprobe-smi --width 100 --err-empty --out "\n  -i, --id ID " -- --help)
 
   # A failed device query: exit status 1 in every command that makes it,

@@ -34,7 +34,8 @@
 #include <strings.h>
 #include <time.h>
 
-enum { OPT_ID, OPT_QUERY, OPT_FORMAT, OPT_LOOP, OPT_COUNT, OPT_HELP_QUERY, OPT_JSON };
+enum { OPT_ID, OPT_QUERY, OPT_FORMAT, OPT_LOOP, OPT_COUNT, OPT_HELP_QUERY, OPT_BANDWIDTH, OPT_BYTES,
+       OPT_JSON };
 
 static const cli_option options[] = {
     [OPT_ID] = {"id", "ID", "only these GPUs: NVML index (as nvidia-smi -i), UUID or PCI bus id, a,b,c", 'i'},
@@ -43,6 +44,8 @@ static const cli_option options[] = {
     [OPT_LOOP] = {"loop", "SECONDS", "print again every SECONDS until SIGINT or SIGTERM (or --count)", 'l'},
     [OPT_COUNT] = {"count", "N", "with --loop: stop after N refreshes", 0},
     [OPT_HELP_QUERY] = {"help-query-gpu", NULL, "list the fields --query-gpu takes and exit", 0},
+    [OPT_BANDWIDTH] = {"bandwidth", NULL, "also measure each device's bandwidth (seconds of work; never by default)", 0},
+    [OPT_BYTES] = {"bytes", "SIZE", "with --bandwidth: bytes of each buffer (default: the size rule)", 0},
     [OPT_JSON] = {"json", NULL, "print one JSON object instead of text (with --loop: one a line)", 0},
     {NULL, NULL, NULL, 0},
 };
@@ -56,6 +59,8 @@ static struct {
     double loop;                     /* --loop seconds; 0: once */
     uint64_t count;                  /* --count; 0: until a signal */
     int help_query;
+    int bandwidth;                   /* --bandwidth */
+    uint64_t bytes;                  /* --bytes; 0: the size rule */
 } want;
 
 /* ---- the command line ---------------------------------------------------------- */
@@ -116,6 +121,16 @@ static int option(int opt, const char *value)
     case OPT_HELP_QUERY:
         want.help_query = 1;
         return CLI_EXIT_OK;
+    case OPT_BANDWIDTH:
+        want.bandwidth = 1;
+        return CLI_EXIT_OK;
+    case OPT_BYTES: {
+        int64_t lo = 0, hi = 0;
+        gpuprobe_bandwidth_param_bounds(GPUPROBE_BANDWIDTH_BUFFER_BYTES, &lo, &hi);
+        if (cli_parse_size(value, (uint64_t)hi, &want.bytes) != 0 || want.bytes < 4096)
+            return cli_bad_value(value, "--bytes wants a size from 4096 bytes to 1TiB, e.g. 256MiB");
+        return CLI_EXIT_OK;
+    }
     default: /* --json: cli_next() takes it */
         return CLI_EXIT_OK;
     }
@@ -131,6 +146,10 @@ static int check(void)
         return cli_usage_error("--query-gpu and --json: choose one");
     if (want.count && want.loop == 0)
         return cli_usage_error("--count goes with --loop");
+    if (want.bytes && !want.bandwidth)
+        return cli_usage_error("--bytes goes with --bandwidth");
+    if (want.bandwidth && (want.nfields || want.loop > 0))
+        return cli_usage_error("--bandwidth measures once: not with --query-gpu or --loop");
     if (want.id && (!want.id[0] || strstr(want.id, ",,") || want.id[0] == ',' ||
                     want.id[strlen(want.id) - 1] == ','))
         return cli_bad_value(want.id, "-i wants GPUs separated by commas (0,2)");
@@ -1106,6 +1125,94 @@ static void gpus_json(struct json_object *doc, const view *v)
     cli_set_null(doc, "gpus_error");
 }
 
+/* --bandwidth: one device's run (gpuprobe_bandwidth_run()), or its error. */
+#define SMI_BW_TESTS 8
+typedef struct bw_reading {
+    gpuprobe_status st;
+    char error[512];
+    int64_t bytes;
+    size_t n;
+    const char *name[SMI_BW_TESTS];
+    double best[SMI_BW_TESTS], median[SMI_BW_TESTS];
+} bw_reading;
+
+static void bw_measure(gpuprobe_context *ctx, size_t i, bw_reading *b)
+{
+    gpuprobe_bandwidth_options *o = NULL;
+    gpuprobe_bandwidth_result *r = NULL;
+    memset(b, 0, sizeof *b);
+    b->st = gpuprobe_bandwidth_options_create(&o);
+    if (b->st == GPUPROBE_OK && want.bytes)
+        b->st = gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_BUFFER_BYTES, (int64_t)want.bytes);
+    if (b->st == GPUPROBE_OK)
+        b->st = gpuprobe_bandwidth_run(ctx, i, o, 0, &r);
+    gpuprobe_bandwidth_options_destroy(o);
+    if (b->st != GPUPROBE_OK) {
+        snprintf(b->error, sizeof b->error, "%s", gpuprobe_last_error(ctx));
+        cli_report(ctx, b->st, "device %zu: measuring its bandwidth", i);
+        return;
+    }
+    gpuprobe_bandwidth_result_get_int(r, GPUPROBE_BANDWIDTH_METRIC_BUFFER_BYTES, &b->bytes);
+    for (int t = 0; b->n < SMI_BW_TESTS; t++) {
+        const char *name = gpuprobe_bandwidth_test_name((gpuprobe_bandwidth_test)t);
+        if (strcmp(name, "unknown") == 0)
+            break;
+        if (gpuprobe_bandwidth_result_test(r, (gpuprobe_bandwidth_test)t, GPUPROBE_BANDWIDTH_BEST_GBPS,
+                                           &b->best[b->n]) != GPUPROBE_OK)
+            continue; /* not measured on this device */
+        gpuprobe_bandwidth_result_test(r, (gpuprobe_bandwidth_test)t, GPUPROBE_BANDWIDTH_MEDIAN_GBPS,
+                                       &b->median[b->n]);
+        b->name[b->n++] = name;
+    }
+    gpuprobe_bandwidth_result_destroy(r);
+}
+
+/* The reading as JSON: each test's best and median GB/s, the buffer. */
+static struct json_object *bw_json(const bw_reading *b)
+{
+    struct json_object *o = cli_obj();
+    if (b->st != GPUPROBE_OK) {
+        cli_set(o, "error", cli_error_obj(gpuprobe_status_name(b->st), b->error));
+        return o;
+    }
+    cli_set_null(o, "error");
+    cli_set_i64(o, "buffer_bytes", b->bytes);
+    struct json_object *tests = cli_arr();
+    for (size_t k = 0; k < b->n; k++) {
+        struct json_object *one = cli_obj();
+        cli_set_str(one, "test", b->name[k]);
+        cli_set_num(one, "best_gbps", b->best[k]);
+        cli_set_num(one, "median_gbps", b->median[k]);
+        cli_push(tests, one);
+    }
+    cli_set(o, "tests", tests);
+    return o;
+}
+
+/* --bandwidth in text: a line a device, after the tables. */
+static void bw_text(gpuprobe_context *ctx, view *v)
+{
+    cli_endl();
+    cli_line("Bandwidth (GB/s = 10^9 bytes/s, best pass; docs/bandwidth.md):");
+    for (size_t i = 0; i < v->n; i++) {
+        bw_reading b;
+        bw_measure(ctx, i, &b);
+        const char *spec = "?";
+        gpuprobe_device_get_string(ctx, i, GPUPROBE_ATTR_SPEC, &spec);
+        if (b.st != GPUPROBE_OK) {
+            cli_line("  %-8s failed: %s", spec, gpuprobe_status_string(b.st));
+            v->failed = 1;
+            continue;
+        }
+        char buf[32];
+        gp_format_bytes(buf, sizeof buf, (uint64_t)b.bytes);
+        cli_put("  %-8s", spec);
+        for (size_t k = 0; k < b.n; k++)
+            cli_put("%s %s %.1f", k ? "," : "", b.name[k], b.best[k]);
+        cli_line(" (buffers of %s)", buf);
+    }
+}
+
 static int print_json(gpuprobe_context *ctx, view *v)
 {
     struct json_object *doc = cli_doc();
@@ -1121,6 +1228,12 @@ static int print_json(gpuprobe_context *ctx, view *v)
         }
         if (int_or(ctx, i, GPUPROBE_ATTR_KIND) == GPUPROBE_DEVICE_CUDA)
             cli_set(d, "health", health_json(ctx, i));
+        if (want.bandwidth) {
+            bw_reading b;
+            bw_measure(ctx, i, &b);
+            v->failed |= b.st != GPUPROBE_OK;
+            cli_set(d, "bandwidth", bw_json(&b));
+        }
         const meminfo *m = &v->mem[i];
         if (m->st == GPUPROBE_OK) {
             cli_set(d, "memory", memory_json(&m->m));
@@ -1184,6 +1297,8 @@ static int refresh(gpuprobe_context *ctx, unsigned long k)
             rc = print_json(ctx, &v);
         } else {
             print_text(ctx, &v, k);
+            if (want.bandwidth)
+                bw_text(ctx, &v);
         }
     }
     if (rc == CLI_EXIT_OK && v.failed)

@@ -24,6 +24,7 @@ usage: run.py [options] -- PROGRAM [ARG...]
   --json-eq PATH=JSON   (with --json) the member at PATH equals the JSON
                    value (150754820096, true, null, "cuda:1")
   --json-near PATH=X  (with --json) the number at PATH is within 0.01% of X
+  --json-absent PATH  (with --json) there is no member at PATH
   --clean          stdout and stderr are valid UTF-8 without control bytes
                    other than newline: nothing raw reached the terminal
   --err-max-line N no line of stderr is longer than N bytes
@@ -204,6 +205,7 @@ def main():
     ap.add_argument("--json-has", action="append", default=[])
     ap.add_argument("--json-eq", action="append", default=[])
     ap.add_argument("--json-near", action="append", default=[])
+    ap.add_argument("--json-absent", action="append", default=[])
     ap.add_argument("--clean", action="store_true")
     ap.add_argument("--err-max-line", type=int)
     ap.add_argument("--out-max-line", type=int)
@@ -227,7 +229,7 @@ def main():
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     cmd = [re.sub(r"\{(.)\*([0-9]+)\}", lambda m: m.group(1) * int(m.group(2)), x) for x in cmd]
-    if (a.json_has or a.json_eq or a.json_near or a.svg_points or a.svg_roofline) and not a.json:
+    if (a.json_has or a.json_eq or a.json_near or a.json_absent or a.svg_points or a.svg_roofline) and not a.json:
         ap.error("--json-has, --json-eq, --json-near, --svg-points and --svg-roofline need --json")
     if (a.svg_text or a.svg_points or a.svg_roofline) and not a.svg:
         ap.error("--svg-text, --svg-points and --svg-roofline need --svg")
@@ -379,6 +381,9 @@ def main():
                 if got is not MISSING and (got != want or type(got) is not type(want)):
                     problems.append("%s is %s, expected %s"
                                     % (path, jsondoc.json.dumps(got), jsondoc.json.dumps(want)))
+            for path in a.json_absent:
+                if member(doc, path, []) is not MISSING:
+                    problems.append("%s is present, expected no such member" % path)
             for spec in a.json_near:
                 path, _, want = spec.partition("=")
                 got = member(doc, path, problems)
