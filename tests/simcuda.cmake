@@ -554,20 +554,17 @@ simcuda_program(sweep_h200_l4 "${SIMCUDA_H200_L4}" gpuprobe-bench --clean --err-
   --out "\n +256 +5\\.50 µs +6099\\.9 +9% +yes\n  every size from 16 to 256, in "
   --out "\nGPU bf16 on cuda:1 \\(NVIDIA L4\\x3b [^\n]*\\x3b peak 121 TFLOP/s\\):\n"
   -- ${sweep_h200_l4})
-# The pictures need cairo (a build without it refuses --plot: tests/tools.cmake).
-if(GPUPROBE_HAVE_CAIRO)
-  simcuda_program(sweep_h200_l4.json "${SIMCUDA_H200_L4}" gpuprobe-bench --err-empty
-    --json-eq sweep.lines.0.device=\"cuda:0\" --json-eq sweep.lines.1.dtype=\"bf16\"
-    --json-eq sweep.lines.3.device_name=\"NVIDIA\ L4\" --json-eq sweep.lines.3.stopped=\"done\"
-    --json-eq results.4.n=256 --json-near results.4.gflops=6099.94
-    --json-eq results.14.device=\"cuda:1\" --json-near results.14.gflops=5494.11
-    --json-near results.4.peak_gflops=66908.16 --json-eq results.19.n=256
-    --svg {tmp}/sweep.svg --svg-points --svg-text "NVIDIA H200 (cuda:0) fp32" --svg-text "NVIDIA L4 (cuda:1) bf16"
-    --svg-text "theoretical peak 66.9 TFLOP/s" --svg-text "theoretical peak 30.3 TFLOP/s"
-    --svg-text "theoretical peak 121 TFLOP/s"
-    --svg-text "NVIDIA H200, NVIDIA L4, measured" --svg-text "cuBLAS 13.1.0."
-    -- ${sweep_h200_l4} --json --plot {tmp}/sweep.svg)
-endif()
+simcuda_program(sweep_h200_l4.json "${SIMCUDA_H200_L4}" gpuprobe-bench --err-empty
+  --json-eq sweep.lines.0.device=\"cuda:0\" --json-eq sweep.lines.1.dtype=\"bf16\"
+  --json-eq sweep.lines.3.device_name=\"NVIDIA\ L4\" --json-eq sweep.lines.3.stopped=\"done\"
+  --json-eq results.4.n=256 --json-near results.4.gflops=6099.94
+  --json-eq results.14.device=\"cuda:1\" --json-near results.14.gflops=5494.11
+  --json-near results.4.peak_gflops=66908.16 --json-eq results.19.n=256
+  --svg {tmp}/sweep.svg --svg-points --svg-text "NVIDIA H200 (cuda:0) fp32" --svg-text "NVIDIA L4 (cuda:1) bf16"
+  --svg-text "theoretical peak 66.9 TFLOP/s" --svg-text "theoretical peak 30.3 TFLOP/s"
+  --svg-text "theoretical peak 121 TFLOP/s"
+  --svg-text "NVIDIA H200, NVIDIA L4, measured" --svg-text "cuBLAS 13.1.0."
+  -- ${sweep_h200_l4} --json --plot {tmp}/sweep.svg)
 if(GPUPROBE_HAVE_CAIRO)
   simcuda_program(sweep_h200_l4.png "${SIMCUDA_H200_L4}" gpuprobe-bench --clean --err-empty
     --png {tmp}/sweep.png --files {tmp}=1 -- ${sweep_h200_l4} --plot {tmp}/sweep.png)
@@ -607,14 +604,12 @@ if(GPUPROBE_HAVE_CAIRO) # (a build without cairo refuses --roofline: tests/tools
 endif()
 # Bounded by memory: an L4 with 66 MiB free once its context is made fits
 # n = 256 but not 512 (A, B, C and cuBLAS's 64 MiB): a skipped point, exit 0.
-if(GPUPROBE_HAVE_CAIRO)
-  simcuda_program(sweep_memory.json "[gpu];preset=L4;free=570MiB" gpuprobe-bench --err-empty
-    --json-eq sweep.lines.0.stopped=\"memory\" --json-eq sweep.lines.0.stopped_at=512
-    --json-eq results.2.n=256 --json-eq results.3.n=512
-    --json-eq results.3.error.status=\"device_out_of_memory\"
-    --svg {tmp}/s.svg --svg-points --svg-text "stopped at n = 512 (it does not fit in memory)"
-    -- --sweep 64..1024 --runs 1 --device cuda:0 --dtype fp32 --json --plot {tmp}/s.svg)
-endif()
+simcuda_program(sweep_memory.json "[gpu];preset=L4;free=570MiB" gpuprobe-bench --err-empty
+  --json-eq sweep.lines.0.stopped=\"memory\" --json-eq sweep.lines.0.stopped_at=512
+  --json-eq results.2.n=256 --json-eq results.3.n=512
+  --json-eq results.3.error.status=\"device_out_of_memory\"
+  --svg {tmp}/s.svg --svg-points --svg-text "stopped at n = 512 (it does not fit in memory)"
+  -- --sweep 64..1024 --runs 1 --device cuda:0 --dtype fp32 --json --plot {tmp}/s.svg)
 simcuda_program(sweep_memory "[gpu];preset=L4;free=570MiB" gpuprobe-bench --clean --err-empty
   --out "\n +256 [^\n]* yes\n +512  does not fit: matmul 512x512x512 fp32 needs 3145728 bytes "
   -- --sweep 64..1024 --runs 1 --device cuda:0 --dtype fp32)
@@ -623,23 +618,19 @@ simcuda_program(sweep_memory "[gpu];preset=L4;free=570MiB" gpuprobe-bench --clea
 simcuda_program(sweep_time "[gpu];preset=L4;tflops=0.00005" gpuprobe-bench --clean --err-empty
   --out "\n +128 +83\\.9 ms [^\n]* yes\n  stopped before 256: it would take about 2\\.0[0-9] s, past the 1 s budget \\(--budget\\)\n"
   -- --sweep 32..256 --runs 1 --device cuda:0 --dtype fp32 --budget 1)
-if(GPUPROBE_HAVE_CAIRO)
-  simcuda_program(sweep_time.json "[gpu];preset=L4;tflops=0.00005" gpuprobe-bench --err-empty
-    --json-eq sweep.lines.0.stopped=\"time\" --json-eq sweep.lines.0.stopped_at=256
-    --json-eq sweep.budget_s=1 --svg {tmp}/s.svg --svg-points
-    --svg-text "stopped before n = 256 (it would pass the 1 s budget)"
-    -- --sweep 32..256 --runs 1 --device cuda:0 --dtype fp32 --budget 1 --json --plot {tmp}/s.svg)
-endif()
+simcuda_program(sweep_time.json "[gpu];preset=L4;tflops=0.00005" gpuprobe-bench --err-empty
+  --json-eq sweep.lines.0.stopped=\"time\" --json-eq sweep.lines.0.stopped_at=256
+  --json-eq sweep.budget_s=1 --svg {tmp}/s.svg --svg-points
+  --svg-text "stopped before n = 256 (it would pass the 1 s budget)"
+  -- --sweep 32..256 --runs 1 --device cuda:0 --dtype fp32 --budget 1 --json --plot {tmp}/s.svg)
 # A failed device: cuBLAS cannot be started for the GPU's first run. The
 # CPU's line is drawn, the GPU's is not, and the footer says why; exit 1.
-if(GPUPROBE_HAVE_CAIRO)
-  simcuda_program(sweep_failed_gpu.json "fail=cublasCreate_v2:1;${SIMCUDA_ONE_H200}" gpuprobe-bench --rc 1
-    --json-eq sweep.lines.1.stopped=\"failed\" --json-eq sweep.lines.1.stopped_at=16
-    --json-eq results.2.error.status=\"cuda\" --json-has "sweep.plot=/s.svg"
-    --err "^gpuprobe-bench: matmul on cuda:0 \\(fp32\\) at n = 16: a CUDA call failed: "
-    --svg {tmp}/s.svg --svg-points --svg-text "Not drawn: NVIDIA H200 fp32 (failed: "
-    -- --sweep 16..32 --runs 1 --device cpu,cuda:0 --dtype fp32 --json --plot {tmp}/s.svg)
-endif()
+simcuda_program(sweep_failed_gpu.json "fail=cublasCreate_v2:1;${SIMCUDA_ONE_H200}" gpuprobe-bench --rc 1
+  --json-eq sweep.lines.1.stopped=\"failed\" --json-eq sweep.lines.1.stopped_at=16
+  --json-eq results.2.error.status=\"cuda\" --json-has "sweep.plot=/s.svg"
+  --err "^gpuprobe-bench: matmul on cuda:0 \\(fp32\\) at n = 16: a CUDA call failed: "
+  --svg {tmp}/s.svg --svg-points --svg-text "Not drawn: NVIDIA H200 fp32 (failed: "
+  -- --sweep 16..32 --runs 1 --device cpu,cuda:0 --dtype fp32 --json --plot {tmp}/s.svg)
 # Precisions a T4 lacks (tf32, bf16), asked for by default: skipped lines,
 # left out of the picture with their reason, no failure.
 simcuda_program(sweep_t4 "[gpu];preset=T4" gpuprobe-bench --clean --err-empty
@@ -649,6 +640,7 @@ simcuda_program(sweep_t4 "[gpu];preset=T4" gpuprobe-bench --clean --err-empty
 
 # A GPU whose name holds hostile bytes: the table and the picture show it
 # quoted (the SVG still parses, its text escaped for XML).
+# (cairo's text widths: the legend's line holds the whole name)
 if(GPUPROBE_HAVE_CAIRO)
   simcuda_program(sweep_hostile_name "[gpu];preset=H200;name=${GPUPROBE_HOSTILE}" gpuprobe-bench
     --clean --err-empty --svg {tmp}/s.svg --svg-text "31mRED\\x01\\nNL\\xff\\\\z fp32"

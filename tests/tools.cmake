@@ -433,17 +433,24 @@ if(TARGET gpuprobe-smi)
       --err "^gpuprobe-bench: --size and --roofline do not go together: --sweep FROM..TO gives the sizes"
       -- --size 64 --roofline {tmp}/r.png)
   else()
-    # A build without cairo runs, and refuses --plot and --roofline before
-    # any work.
+    # A build without cairo draws SVG only (its text widths estimated), the
+    # points where the JSON puts them; PNG and PDF are refused before any
+    # work.
+    gpuprobe_run_test(tools.bench.plot_svg_without_cairo gpuprobe-bench --files {tmp}=1
+      --json ${GPUPROBE_JSON_DOC} --svg {tmp}/s.svg --svg-points --svg-text "CPU fp32"
+      -- ${sweep} --json --plot {tmp}/s.svg)
+    gpuprobe_run_test(tools.bench.roofline_svg_without_cairo gpuprobe-bench --files {tmp}=1
+      --json ${GPUPROBE_JSON_DOC} --svg {tmp}/r.svg --svg-text "memory read "
+      -- --sweep 16..32 --device cpu --bytes 1MiB --json --roofline {tmp}/r.svg)
     gpuprobe_run_test(tools.bench.plot_without_cairo gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
-      --err "^gpuprobe-bench: --plot: this gpuprobe-bench was built without cairo, so it draws no pictures"
+      --err "^gpuprobe-bench: --plot: this gpuprobe-bench was built without cairo, so it draws SVG only"
       -- ${sweep} --plot {tmp}/s.png)
     gpuprobe_run_test(tools.bench.roofline_without_cairo gpuprobe-bench --rc 2 --out-empty --files {tmp}=0
-      --err "^gpuprobe-bench: --roofline: this gpuprobe-bench was built without cairo, so it draws no pictures"
+      --err "^gpuprobe-bench: --roofline: this gpuprobe-bench was built without cairo, so it draws SVG only"
       -- --sweep 16..32 --device cpu --roofline {tmp}/r.png)
     gpuprobe_run_test(tools.bench.plot_without_cairo_json gpuprobe-bench --rc 2 --files {tmp}=0
       --json ${GPUPROBE_JSON_DOC} --json-eq error.status=\"usage\" --json-has "error.message=without cairo"
-      -- ${sweep} --json --plot {tmp}/s.svg)
+      -- ${sweep} --json --plot {tmp}/s.pdf)
   endif()
 
   # gpuprobe-fit: listings, --params, the "no" answer.
@@ -510,8 +517,11 @@ if(TARGET gpuprobe-smi)
       -- ${speed_cpu} --roofline {tmp}/r.jpg)
   else()
     gpuprobe_run_test(tools.fit.roofline_without_cairo gpuprobe-fit --rc 2 --out-empty --files {tmp}=0
-      "--err=--roofline: this gpuprobe-fit was built without cairo"
+      "--err=--roofline: this gpuprobe-fit was built without cairo, so it draws SVG only"
       -- ${speed_cpu} --roofline {tmp}/r.png)
+    gpuprobe_run_test(tools.fit.roofline_svg_without_cairo gpuprobe-fit --files {tmp}=1 --clean
+      --svg {tmp}/r.svg --svg-text "Roofline of Qwen2.5-0.5B: prefill and decode"
+      --svg-text "prefill 64 tokens (" -- ${speed_cpu} --roofline {tmp}/r.svg)
   endif()
   gpuprobe_run_test(tools.fit.speed_no_model gpuprobe-fit --rc 2 --out-empty "--err=go with --model"
     -- --prompt 64)

@@ -427,13 +427,15 @@ static int option(int opt, const char *v)
 }
 
 /* What the options mean together: lists, --budget and --plot belong to a
- * sweep; --plot needs a build with cairo and a file name it can draw. */
+ * sweep; --plot needs a file name this build can draw (SVG only without
+ * cairo). */
 static int matmul_check(void)
 {
-    if ((args.plot || args.roofline) && !cli_plot_available())
-        return cli_usage_error("%s: this %s was built without cairo, so it draws no pictures "
-                               "(build it with cairo: Debian's libcairo2-dev)",
-                               args.plot ? "--plot" : "--roofline", cli_prog());
+    int refused = args.plot ? cli_plot_refuse("--plot", args.plot) : CLI_EXIT_OK;
+    if (refused == CLI_EXIT_OK && args.roofline)
+        refused = cli_plot_refuse("--roofline", args.roofline);
+    if (refused != CLI_EXIT_OK)
+        return refused;
     if (!args.sweep) {
         const char *alone = args.ndtypes > 1                          ? "--dtype takes a list only with --sweep"
                             : args.device && strchr(args.device, ',') ? "--device takes a list only with --sweep"

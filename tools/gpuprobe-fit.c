@@ -512,9 +512,8 @@ static int check_model(void)
                                "--prompt or --generate");
     if (fq.roofline && !fq.speed)
         return cli_usage_error("--roofline draws the speed estimate: add --prompt or --generate");
-    if (fq.roofline && !cli_plot_available())
-        return cli_usage_error("--roofline: this %s was built without cairo, so it draws no "
-                               "pictures (build it with cairo: Debian's libcairo2-dev)", cli_prog());
+    if (fq.roofline && cli_plot_refuse("--roofline", fq.roofline) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     if (fq.roofline && cli_plot_format_of(fq.roofline) < 0)
         return cli_bad_value(fq.roofline, "--roofline wants a file name ending in .png, .svg or "
                                           ".pdf");

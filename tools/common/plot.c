@@ -7,6 +7,8 @@
 #include "plot.h"
 
 #include "file.h"
+#include "report.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,4 +45,14 @@ int cli_plot_write(const cli_chart *c, const char *path, char *why, size_t why_s
     int rc = cli_replace_file(path, data, len, 0644, why, why_size);
     free(data);
     return rc;
+}
+
+int cli_plot_refuse(const char *opt, const char *path)
+{
+    int f = cli_plot_format_of(path);
+    if (f < 0 || cli_plot_draws(f))
+        return CLI_EXIT_OK;
+    return cli_usage_error("%s: this %s was built without cairo, so it draws SVG only (a .svg "
+                           "file; for PNG and PDF build it with cairo: Debian's libcairo2-dev)",
+                           opt, cli_prog());
 }

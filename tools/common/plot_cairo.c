@@ -231,6 +231,11 @@ static void release_fonts(void)
     FcFini();
 }
 
+int cli_plot_draws(int format)
+{
+    return format >= CLI_PLOT_PNG && format <= CLI_PLOT_PDF;
+}
+
 int cli_plot_render(const cli_chart *c, cli_plot_format f, char **data, size_t *len, char *why,
                     size_t why_size)
 {
