@@ -337,6 +337,24 @@ static gpuprobe_status check_args(gpuprobe_context *ctx, const char *fn,
     return GPUPROBE_OK;
 }
 
+/* The plan with no device: one GPU's share of opts's tensor-parallel
+ * group (the whole model without one). */
+static gpuprobe_status pure_plan(gpuprobe_context *ctx, const gpuprobe_model *model,
+                                 const gpuprobe_plan_options *opts, gpuprobe_plan *p)
+{
+    job j;
+    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
+    gpuprobe_status st = job_prepare(ctx, model, opts, tp, &j);
+    return st == GPUPROBE_OK ? job_eval_at(ctx, &j, p) : st;
+}
+
+gpuprobe_status gp_plan_check(gpuprobe_context *ctx, const gpuprobe_model *model,
+                              const gpuprobe_plan_options *opts)
+{
+    gpuprobe_plan p;
+    return pure_plan(ctx, model, opts, &p);
+}
+
 gpuprobe_status gpuprobe_plan_compute(gpuprobe_context *ctx,
                                       const gpuprobe_model *model,
                                       const gpuprobe_plan_options *opts,
@@ -345,11 +363,8 @@ gpuprobe_status gpuprobe_plan_compute(gpuprobe_context *ctx,
     gpuprobe_status st = check_args(ctx, "gpuprobe_plan_compute", model, out, flags);
     if (st != GPUPROBE_OK)
         return st;
-    job j;
     gpuprobe_plan p;
-    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
-    if ((st = job_prepare(ctx, model, opts, tp, &j)) != GPUPROBE_OK ||
-        (st = job_eval_at(ctx, &j, &p)) != GPUPROBE_OK)
+    if ((st = pure_plan(ctx, model, opts, &p)) != GPUPROBE_OK)
         return st;
     p.size = out->size;
     put_plan(out, &p);
@@ -419,16 +434,6 @@ static gpuprobe_status plan_on(gpuprobe_context *ctx, const gp_device *dev,
                            &p->largest_batch)) != GPUPROBE_OK))
         return st;
     return GPUPROBE_OK;
-}
-
-gpuprobe_status gp_plan_check(gpuprobe_context *ctx, const gpuprobe_model *model,
-                              const gpuprobe_plan_options *opts)
-{
-    job j;
-    gpuprobe_plan p;
-    uint64_t tp = opts ? (uint64_t)opts->p.v[GPUPROBE_PLAN_GPUS] : 1;
-    gpuprobe_status st = job_prepare(ctx, model, opts, tp, &j);
-    return st == GPUPROBE_OK ? job_eval_at(ctx, &j, &p) : st;
 }
 
 gpuprobe_status gp_plan_on(gpuprobe_context *ctx, const gp_device *dev, const gp_memory *mem,
