@@ -1936,8 +1936,18 @@ typedef enum gpuprobe_bandwidth_test {
     /** CUDA: host to device from ordinary (pageable) host memory. */
     GPUPROBE_BANDWIDTH_TEST_H2D_PAGEABLE = 4,
     GPUPROBE_BANDWIDTH_TEST_D2H_PINNED = 5,   /**< CUDA: device to pinned host memory. */
-    GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE = 6  /**< CUDA: device to pageable host memory. */
+    GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE = 6, /**< CUDA: device to pageable host memory. */
+    /** CPU only: the sum of one array, each thread reading its part as #GPUPROBE_BANDWIDTH_STREAMS
+     * runs side by side (its part cut in that many, one element of each in turn), as a
+     * matrix-vector product reads a block of rows at once; the buffer's bytes. One sequential
+     * stream per thread (#GPUPROBE_BANDWIDTH_TEST_READ, STREAM's and likwid-bench's loop) keeps
+     * fewer reads in flight than memory can serve where a core's bandwidth is bound by latency;
+     * gpuprobe_speed_measure() takes a CPU's read bandwidth from this test. (1.2) */
+    GPUPROBE_BANDWIDTH_TEST_READ_STREAMS = 7
 } gpuprobe_bandwidth_test;
+
+/** The runs side by side of #GPUPROBE_BANDWIDTH_TEST_READ_STREAMS, per thread. */
+#define GPUPROBE_BANDWIDTH_STREAMS 8
 
 /**
  * The test's name without its prefix, lower case ("read", "copy",
@@ -2043,8 +2053,8 @@ typedef enum gpuprobe_bandwidth_figure {
     GPUPROBE_BANDWIDTH_MEDIAN_S = 4,      /**< The median pass, seconds. */
     /** Bytes counted for one pass (see ::gpuprobe_bandwidth_test). */
     GPUPROBE_BANDWIDTH_BYTES = 5,
-    /** BEST_GBPS / the theoretical peak that bounds the test (memory for read, copy and triad, the
-     * PCIe link as it ran for the host transfers); 0 when that peak is unknown. */
+    /** BEST_GBPS / the theoretical peak that bounds the test (memory for the reads, copy and
+     * triad, the PCIe link as it ran for the host transfers); 0 when that peak is unknown. */
     GPUPROBE_BANDWIDTH_PEAK_FRACTION = 6,
     /** Repetitions per timed pass (1, or more for a pass under 5 ms). */
     GPUPROBE_BANDWIDTH_REPEATS = 7

@@ -472,18 +472,19 @@ gpuprobe_status gpuprobe_bandwidth_run(gpuprobe_context *ctx, size_t device,
     return st == GPUPROBE_OK ? gp_ok(ctx) : st;
 }
 
-gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device, uint64_t buffer_bytes,
+gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device,
+                                  gpuprobe_bandwidth_test test, uint64_t buffer_bytes,
                                   double *bytes_per_s)
 {
     gpuprobe_bandwidth_options o;
     gp_params_init(&o.p, &bw_table);
-    o.p.v[GPUPROBE_BANDWIDTH_TESTS] = GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ);
+    o.p.v[GPUPROBE_BANDWIDTH_TESTS] = GP_BW_BIT(test);
     o.p.v[GPUPROBE_BANDWIDTH_RUNS] = 3;
     o.p.v[GPUPROBE_BANDWIDTH_BUFFER_BYTES] = (int64_t)buffer_bytes;
     gpuprobe_bandwidth_result *r = NULL;
     gpuprobe_status st = run_job(ctx, device, &o, &r);
     if (st == GPUPROBE_OK)
-        *bytes_per_s = r->fig[GPUPROBE_BANDWIDTH_TEST_READ][GPUPROBE_BANDWIDTH_MEDIAN_GBPS] * 1e9;
+        *bytes_per_s = r->fig[test][GPUPROBE_BANDWIDTH_MEDIAN_GBPS] * 1e9;
     gpuprobe_bandwidth_result_destroy(r);
     return st;
 }

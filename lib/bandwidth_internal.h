@@ -28,6 +28,8 @@
 
 /* The kernels, over doubles: the sum of a[0..n); c = a; b = a + s c. */
 double gp_bw_sum(const double *a, size_t n);
+/* The sum of a[0, n) read as `streams` runs side by side (1 to 16). */
+double gp_bw_sum_streams(const double *a, size_t n, unsigned streams);
 void gp_bw_copy(double *restrict c, const double *restrict a, size_t n);
 void gp_bw_triad(double *restrict b, const double *restrict a, const double *restrict c,
                  double s, size_t n);
@@ -102,7 +104,7 @@ void gp_host_dmi_memory(const char *sysroot, gp_dmi_memory *out);
 /* The tests each kind of device has. */
 #define GP_BW_CPU_TESTS                                                       \
     (GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ) | GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_COPY) | \
-     GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_TRIAD))
+     GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_TRIAD) | GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ_STREAMS))
 #define GP_BW_CUDA_TESTS                                                      \
     (GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ) | GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_COPY) | \
      GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_H2D_PINNED) |                          \

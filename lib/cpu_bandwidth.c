@@ -9,8 +9,9 @@
  * part of each first, so the kernel places those pages on its NUMA node
  * (first touch). A pass: every thread waits at a barrier, the first takes
  * the clock, each runs the kernel over its part, a second barrier, the
- * first takes the clock again. Read sums a; copy is c = a; triad b = a +
- * 3 c. At the end every element is checked: c is 1 if copy ran, b is 4
+ * first takes the clock again. Read sums a (read_streams too: each thread
+ * its part as GPUPROBE_BANDWIDTH_STREAMS runs side by side); copy is c = a;
+ * triad b = a + 3 c. At the end every element is checked: c is 1 if copy ran, b is 4
  * (1 without copy) if triad ran, each part of a sums to its length.
  *
  * SPDX-License-Identifier: BSD-2-Clause
@@ -180,6 +181,8 @@ static void kernel(const cpu_bw *r, bw_worker *w, gpuprobe_bandwidth_test t)
     size_t lo = w->lo, len = w->hi - w->lo;
     if (t == GPUPROBE_BANDWIDTH_TEST_READ)
         w->sum = gp_bw_sum(r->a + lo, len);
+    else if (t == GPUPROBE_BANDWIDTH_TEST_READ_STREAMS)
+        w->sum = gp_bw_sum_streams(r->a + lo, len, GPUPROBE_BANDWIDTH_STREAMS);
     else if (t == GPUPROBE_BANDWIDTH_TEST_COPY)
         gp_bw_copy(r->c + lo, r->a + lo, len);
     else
@@ -207,7 +210,9 @@ static void check_part(const cpu_bw *r, bw_worker *w)
     size_t bad = 0;
     for (size_t i = w->lo; i < w->hi; i++)
         bad += (r->a[i] != 1.0) + (r->b[i] != want_b) + (r->c[i] != want_c);
-    if ((r->ran & GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ)) && w->sum != (double)(w->hi - w->lo))
+    if ((r->ran & (GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ) |
+                   GP_BW_BIT(GPUPROBE_BANDWIDTH_TEST_READ_STREAMS))) &&
+        w->sum != (double)(w->hi - w->lo))
         bad++;
     w->bad = bad;
 }

@@ -115,7 +115,8 @@
     X(GPUPROBE_BANDWIDTH_TEST_H2D_PINNED, "h2d_pinned")                       \
     X(GPUPROBE_BANDWIDTH_TEST_H2D_PAGEABLE, "h2d_pageable")                   \
     X(GPUPROBE_BANDWIDTH_TEST_D2H_PINNED, "d2h_pinned")                       \
-    X(GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE, "d2h_pageable")
+    X(GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE, "d2h_pageable")                   \
+    X(GPUPROBE_BANDWIDTH_TEST_READ_STREAMS, "read_streams")
 
 /* names.c (the library only; the commands use format.h): the dtype's
  * columns, 0 for a value outside the enum. */
@@ -127,6 +128,6 @@ int gp_dtype_known(gpuprobe_dtype dtype);
 int gp_workload_known(gpuprobe_workload workload);
 int gp_bandwidth_test_known(gpuprobe_bandwidth_test test);
 /* How many bandwidth tests there are (dense from 0). */
-#define GP_BW_NTESTS 7
+#define GP_BW_NTESTS 8
 
 #endif

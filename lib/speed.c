@@ -362,7 +362,7 @@ enum { MEMO_READ = 0, MEMO_MATMUL = 1 };
 typedef struct memo_entry {
     size_t device;
     int kind, dtype;
-    int64_t m, n, k; /* MEMO_READ: m is the buffer asked */
+    int64_t m, n, k; /* MEMO_READ: m is the buffer asked, dtype the test */
     double value;
 } memo_entry;
 
@@ -419,7 +419,8 @@ static gpuprobe_status memo_get(gpuprobe_context *ctx, memo_entry key, int64_t b
     }
     gpuprobe_status st =
         key.kind == MEMO_READ
-            ? gp_bandwidth_read(ctx, key.device, (uint64_t)key.m, &key.value)
+            ? gp_bandwidth_read(ctx, key.device, (gpuprobe_bandwidth_test)key.dtype,
+                                (uint64_t)key.m, &key.value)
             : gp_matmul_flops(ctx, key.device, (gpuprobe_dtype)key.dtype, key.m, key.n, key.k,
                               budget_ms, &key.value);
     if (st != GPUPROBE_OK)
@@ -449,8 +450,8 @@ static gpuprobe_status matmul_dtype(gpuprobe_context *ctx, const gp_device *dev,
 }
 
 /* The four figures of gpuprobe_speed_measure(). */
-static gpuprobe_status measure_all(gpuprobe_context *ctx, size_t device, const gp_reads *rd,
-                                   const int64_t *v, gpuprobe_dtype dt,
+static gpuprobe_status measure_all(gpuprobe_context *ctx, size_t device, int cpu,
+                                   const gp_reads *rd, const int64_t *v, gpuprobe_dtype dt,
                                    gpuprobe_speed_figures *f, int *measured)
 {
     const gp_shape *s = &rd->s;
@@ -460,7 +461,12 @@ static gpuprobe_status measure_all(gpuprobe_context *ctx, size_t device, const g
     int64_t h = (int64_t)s->hidden, I = (int64_t)s->inter;
     int64_t qkv = (int64_t)(s->q_dim + 2 * s->kv_dim);
     int64_t budget = v[GPUPROBE_SPEED_BUDGET_MS];
-    memo_entry read = {device, MEMO_READ, -1, v[GPUPROBE_SPEED_BUFFER_BYTES], 0, 0, 0};
+    /* A decode reads its weights through matrix-vector products, a block
+     * of rows at once: on a CPU the read test with several streams per
+     * thread, whose figure such products attain (docs/speed.md). */
+    gpuprobe_bandwidth_test rt =
+        cpu ? GPUPROBE_BANDWIDTH_TEST_READ_STREAMS : GPUPROBE_BANDWIDTH_TEST_READ;
+    memo_entry read = {device, MEMO_READ, (int)rt, v[GPUPROBE_SPEED_BUFFER_BYTES], 0, 0, 0};
     /* A gemm of a few rows times the packing of B, not the arithmetic (an
      * engine multiplies one token with a matrix-vector product): the
      * decode shape is timed at 16 rows at least. */
@@ -500,7 +506,8 @@ gpuprobe_status gpuprobe_speed_measure(gpuprobe_context *ctx, size_t device,
     gpuprobe_dtype dt = GPUPROBE_DTYPE_FP32;
     int measured = 0;
     if ((st = matmul_dtype(ctx, dev, rd.weights_dtype, &dt, &f.flags)) != GPUPROBE_OK ||
-        (st = measure_all(ctx, device, &rd, v, dt, &f, &measured)) != GPUPROBE_OK)
+        (st = measure_all(ctx, device, dev->kind == GPUPROBE_DEVICE_CPU, &rd, v, dt, &f,
+                            &measured)) != GPUPROBE_OK)
         return st;
     f.dtype = (int32_t)dt;
     f.flags |= measured ? 0 : GPUPROBE_SPEED_CACHED;

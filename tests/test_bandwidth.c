@@ -97,7 +97,7 @@ static void options(void **state)
     }
     int64_t lo, hi, v;
     assert_int_equal(gpuprobe_bandwidth_param_bounds(GPUPROBE_BANDWIDTH_TESTS, &lo, &hi), GPUPROBE_OK);
-    assert_int_equal(hi, 127); /* one bit per test */
+    assert_int_equal(hi, 255); /* one bit per test */
     assert_int_equal(gpuprobe_bandwidth_param_bounds((gpuprobe_bandwidth_param)6, &lo, &hi),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_bandwidth_param_bounds(GPUPROBE_BANDWIDTH_RUNS, NULL, &hi),
@@ -116,7 +116,9 @@ static void options(void **state)
     assert_string_equal(gpuprobe_bandwidth_test_name(GPUPROBE_BANDWIDTH_TEST_TRIAD), "triad");
     assert_string_equal(gpuprobe_bandwidth_test_name(GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE),
                         "d2h_pageable");
-    assert_string_equal(gpuprobe_bandwidth_test_name((gpuprobe_bandwidth_test)7), "unknown");
+    assert_string_equal(gpuprobe_bandwidth_test_name(GPUPROBE_BANDWIDTH_TEST_READ_STREAMS),
+                        "read_streams");
+    assert_string_equal(gpuprobe_bandwidth_test_name((gpuprobe_bandwidth_test)8), "unknown");
     assert_string_equal(gpuprobe_bandwidth_test_name((gpuprobe_bandwidth_test)-1), "unknown");
 }
 
@@ -151,7 +153,7 @@ static void bad_input(void **state)
     assert_int_equal(gpuprobe_bandwidth_result_test(r, GPUPROBE_BANDWIDTH_TEST_COPY,
                                                     GPUPROBE_BANDWIDTH_BEST_GBPS, &d),
                      GPUPROBE_ERR_UNSUPPORTED); /* not asked */
-    assert_int_equal(gpuprobe_bandwidth_result_test(r, (gpuprobe_bandwidth_test)7,
+    assert_int_equal(gpuprobe_bandwidth_result_test(r, (gpuprobe_bandwidth_test)8,
                                                     GPUPROBE_BANDWIDTH_BEST_GBPS, &d),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuprobe_bandwidth_result_test(r, GPUPROBE_BANDWIDTH_TEST_READ,
@@ -215,10 +217,17 @@ static void byte_counting(void **state)
     assert_int_equal(imetric(r, GPUPROBE_BANDWIDTH_METRIC_DEVICE), 0);
     assert_int_equal(imetric(r, GPUPROBE_BANDWIDTH_METRIC_LINK_DEGRADED), -1);
     assert_int_equal(imetric(r, GPUPROBE_BANDWIDTH_METRIC_PCIE_GEN), -1);
-    static const double times[] = {1.0, 2.0, 3.0};
-    for (int t = 0; t < 3; t++) {
+    static const struct {
+        gpuprobe_bandwidth_test t;
+        double times;
+    } cpu_tests[] = {{GPUPROBE_BANDWIDTH_TEST_READ, 1.0},
+                     {GPUPROBE_BANDWIDTH_TEST_COPY, 2.0},
+                     {GPUPROBE_BANDWIDTH_TEST_TRIAD, 3.0},
+                     {GPUPROBE_BANDWIDTH_TEST_READ_STREAMS, 1.0}};
+    for (size_t i = 0; i < sizeof cpu_tests / sizeof cpu_tests[0]; i++) {
+        gpuprobe_bandwidth_test t = cpu_tests[i].t;
         double bytes = fig(r, t, GPUPROBE_BANDWIDTH_BYTES);
-        assert_true(bytes == times[t] * b);
+        assert_true(bytes == cpu_tests[i].times * b);
         double best = fig(r, t, GPUPROBE_BANDWIDTH_BEST_GBPS);
         double median = fig(r, t, GPUPROBE_BANDWIDTH_MEDIAN_GBPS);
         assert_true(best > 0 && best >= median && median >= fig(r, t, GPUPROBE_BANDWIDTH_WORST_GBPS));
@@ -230,7 +239,7 @@ static void byte_counting(void **state)
         double reps = fig(r, t, GPUPROBE_BANDWIDTH_REPEATS);
         assert_true(reps >= 1 && reps == floor(reps));
     }
-    for (int t = 3; t < GP_BW_NTESTS; t++) {
+    for (int t = GPUPROBE_BANDWIDTH_TEST_H2D_PINNED; t <= GPUPROBE_BANDWIDTH_TEST_D2H_PAGEABLE; t++) {
         double v;
         assert_int_equal(gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BEST_GBPS, &v),
                          GPUPROBE_ERR_UNSUPPORTED);
@@ -662,12 +671,25 @@ static void kernels(void **state)
                 want += a[i];
         }
         assert_true(gp_bw_sum(a, n) == want); /* exact: halves of small integers */
+        for (unsigned s = 0; s <= 17; s++)
+            assert_true(gp_bw_sum_streams(a, n, s) == want);
         gp_bw_copy(c, a, n);
         gp_bw_triad(b, a, c, 3.0, n);
         for (size_t i = 0; i < 4100; i++) {
             assert_true(c[i] == (i < n ? a[i] : -1));
             assert_true(b[i] == (i < n ? 4 * a[i] : -1));
         }
+    }
+    /* Each element read once, whatever the streams: distinct values
+     * (multiples of 0.5 below 2^35, so every sum is exact). */
+    for (size_t i = 0; i < 4100; i++)
+        a[i] = (double)i * (double)i + 0.5;
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        double want = 0;
+        for (size_t i = 0; i < lengths[l]; i++)
+            want += a[i];
+        for (unsigned s = 1; s <= 16; s *= 2)
+            assert_true(gp_bw_sum_streams(a, lengths[l], s) == want);
     }
     free(a);
     free(b);

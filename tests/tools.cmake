@@ -150,7 +150,7 @@ if(TARGET gpuprobe-smi)
     --json-eq devices.0.bandwidth.tests.0.test=\"read\" --json-eq devices.0.bandwidth.tests.2.test=\"triad\"
     -- --json --bandwidth --bytes 1MiB)
   gpuprobe_run_test(tools.smi.bandwidth_text gpuprobe-smi --clean --err-empty
-    --out "\nBandwidth \\(GB/s = 10\\^9 bytes/s, best pass\\x3b docs/bandwidth\\.md\\):\n  cpu      read [0-9.]+, copy [0-9.]+, triad [0-9.]+ \\(buffers of 1\\.0 MB\\)\n"
+    --out "\nBandwidth \\(GB/s = 10\\^9 bytes/s, best pass\\x3b docs/bandwidth\\.md\\):\n  cpu      read [0-9.]+, copy [0-9.]+, triad [0-9.]+, read_streams [0-9.]+ \\(buffers of 1\\.0 MB\\)\n"
     -- --bandwidth --bytes 1MiB)
   gpuprobe_run_test(tools.smi.bytes_alone gpuprobe-smi --rc 2 --out-empty "--err=--bytes goes with --bandwidth"
     -- --bytes 1MiB)

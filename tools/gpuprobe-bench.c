@@ -1400,7 +1400,14 @@ static const char *bw_s(const gpuprobe_bandwidth_result *r, gpuprobe_bandwidth_m
 
 /* How each test's bytes are counted, for the text. */
 static const char *const bw_counted[] = {"", "read + written", "3 arrays", "pinned", "pageable",
-                                         "pinned", "pageable"};
+                                         "pinned", "pageable", "8 streams per thread"};
+_Static_assert(GPUPROBE_BANDWIDTH_STREAMS == 8, "bw_counted names the streams");
+
+/* Each test the library names, in order (a newer library may name more;
+ * a result says which of them ran). */
+#define BW_EACH_TEST(t)                                                                          \
+    for (int t = 0; strcmp(gpuprobe_bandwidth_test_name((gpuprobe_bandwidth_test)t), "unknown"); \
+         t++)
 
 static void bw_print_rec(const bw_rec *x)
 {
@@ -1417,7 +1424,7 @@ static void bw_print_rec(const bw_rec *x)
     if (bw_i(r, GPUPROBE_BANDWIDTH_METRIC_TARGET_BYTES) > 0 && bw_i(r, GPUPROBE_BANDWIDTH_METRIC_CACHE_BYTES) > 0)
         cli_put(" (%s cache: %s)", cuda ? "L2" : "last-level", cache);
     cli_line(", best (median) of %lld passes:", (long long)bw_i(r, GPUPROBE_BANDWIDTH_METRIC_RUNS));
-    for (int t = 0; t < 7; t++) {
+    BW_EACH_TEST(t) {
         double best = 0, median = 0, frac = 0;
         if (gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BEST_GBPS, &best) != GPUPROBE_OK)
             continue;
@@ -1426,7 +1433,8 @@ static void bw_print_rec(const bw_rec *x)
         cli_put("  %-13s %9.1f GB/s (%.1f)", gpuprobe_bandwidth_test_name(t), best, median);
         if (frac > 0)
             cli_put(", %.0f%% of peak", 100 * frac);
-        cli_line("%s%s", bw_counted[t][0] ? "; " : "", bw_counted[t]);
+        const char *how = (size_t)t < sizeof bw_counted / sizeof *bw_counted ? bw_counted[t] : "";
+        cli_line("%s%s", how[0] ? "; " : "", how);
     }
     double peak = bw_d(r, GPUPROBE_BANDWIDTH_METRIC_MEMORY_PEAK_GBPS);
     if (peak > 0)
@@ -1494,7 +1502,7 @@ static struct json_object *bw_tests_json(const gpuprobe_bandwidth_result *r)
              {"best_s", GPUPROBE_BANDWIDTH_BEST_S}, {"median_s", GPUPROBE_BANDWIDTH_MEDIAN_S},
              {"repeats", GPUPROBE_BANDWIDTH_REPEATS}, {"peak_fraction", GPUPROBE_BANDWIDTH_PEAK_FRACTION}};
     struct json_object *tests = cli_arr();
-    for (int t = 0; t < 7; t++) {
+    BW_EACH_TEST(t) {
         double v = 0;
         if (gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BYTES, &v) != GPUPROBE_OK)
             continue;
