@@ -2384,7 +2384,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_speed_compute(gpuprobe_context *ctx,
 
 /**
  * Measure the figures the speed of @p model needs on @p device, briefly:
- * the read bandwidth (gpuprobe_bandwidth_run()'s read test, 3 passes) and
+ * the read bandwidth (gpuprobe_bandwidth_run(), 10 passes: on a CPU the
+ * #GPUPROBE_BANDWIDTH_TEST_READ_STREAMS test, on a GPU the read test) and
  * the matmul's throughput (gpuprobe_matmul_run(), verified, at least 3 timed
  * calls in #GPUPROBE_SPEED_BUDGET_MS) at the decode shape and the two
  * prefill shapes, in the dtype the weights compute in (CPU: fp32, or fp64

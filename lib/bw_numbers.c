@@ -58,7 +58,8 @@ double gp_bw_sum_streams(const double *a, size_t n, unsigned streams)
         streams = 1;
     if (streams > GP_BW_MAX_STREAMS)
         streams = GP_BW_MAX_STREAMS;
-    /* Runs of `len` elements (whole lines), the last one taking the rest. */
+    /* Runs of `len` elements (whole lines); what the runs leave at the end
+     * (fewer than streams lines and a part of one) is read as one stream. */
     size_t len = n / streams / GP_BW_STEP * GP_BW_STEP;
     double s[GP_BW_MAX_STREAMS][GP_BW_STEP] = {{0}};
     for (size_t i = 0; i < len; i += GP_BW_STEP)

@@ -623,7 +623,7 @@ gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_d
                                 int64_t m, int64_t n, int64_t k, int64_t budget_ms,
                                 double *flops);
 /* The median read bandwidth, bytes/s, of device: one read test alone
- * (GPUPROBE_BANDWIDTH_TEST_READ or _READ_STREAMS), three passes, buffers of
+ * (GPUPROBE_BANDWIDTH_TEST_READ or _READ_STREAMS), ten passes, buffers of
  * buffer_bytes (0: the size rule). */
 gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device,
                                   gpuprobe_bandwidth_test test, uint64_t buffer_bytes,
