@@ -63,8 +63,8 @@ def groups(prof, wall, steps, cuda):
 def show(name, g, fl, unit, scale):
     rate = fl / g["matmul"] / 1e9 if g["matmul"] > 0 else 0.0
     total = sum(g.values())
-    parts = ", ".join(f"{k} {v * scale:.1f} {unit} ({100 * v / total:.0f}%)" for k, v in g.items())
-    print(f"{name}: {total * scale:.1f} {unit}: {parts}; matmul at {rate:.1f} GFLOP/s")
+    parts = ", ".join(f"{k} {v * scale:.3g} {unit} ({100 * v / total:.0f}%)" for k, v in g.items())
+    print(f"{name}: {total * scale:.3g} {unit}: {parts}; matmul at {rate:.3g} GFLOP/s")
 
 
 def main():
