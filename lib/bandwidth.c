@@ -479,7 +479,8 @@ gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device,
     gpuprobe_bandwidth_options o;
     gp_params_init(&o.p, &bw_table);
     o.p.v[GPUPROBE_BANDWIDTH_TESTS] = GP_BW_BIT(test);
-    o.p.v[GPUPROBE_BANDWIDTH_RUNS] = 10; /* STREAM's count: a dip of the machine moves the median little */
+    /* STREAM's count: a short dip of a shared machine moves the median little. */
+    o.p.v[GPUPROBE_BANDWIDTH_RUNS] = 10;
     o.p.v[GPUPROBE_BANDWIDTH_BUFFER_BYTES] = (int64_t)buffer_bytes;
     gpuprobe_bandwidth_result *r = NULL;
     gpuprobe_status st = run_job(ctx, device, &o, &r);

@@ -10,9 +10,10 @@
  * (first touch). A pass: every thread waits at a barrier, the first takes
  * the clock, each runs the kernel over its part, a second barrier, the
  * first takes the clock again. Read sums a (read_streams too: each thread
- * its part as GPUPROBE_BANDWIDTH_STREAMS runs side by side); copy is c = a;
- * triad b = a + 3 c. At the end every element is checked: c is 1 if copy ran, b is 4
- * (1 without copy) if triad ran, each part of a sums to its length.
+ * its part as GPUPROBE_BANDWIDTH_STREAMS runs side by side); copy is
+ * c = a; triad b = a + 3 c. At the end every element is checked: c is 1
+ * if copy ran, b is 4 (1 without copy) if triad ran, each part of a sums
+ * to its length.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
