@@ -1,7 +1,8 @@
 /*
  * cpu_matmul.c - the CPU backend of the timed matmul: OpenBLAS
- * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major, behind the table
- * of operations of matmul_backend.h (the protocol is matmul.c's).
+ * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major, and the library's
+ * own bf16 gemm on AMX tiles (cpu_amx.c) where the CPU has them, behind the
+ * table of operations of matmul_backend.h (the protocol is matmul.c's).
  *
  * OpenBLAS's thread count is process-wide: when the options ask for a
  * count, it is set for the runs and the previous value is put back before
@@ -28,13 +29,16 @@
 #define _GNU_SOURCE
 #endif
 #include "matmul_backend.h"
+#include "cpu_amx.h"
 #include "cpu_blas.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,7 +54,8 @@ static void register_atfork(void)
 }
 
 typedef struct cpu_run {
-    const gp_openblas *ob;
+    const gp_openblas *ob;    /* NULL: bf16 (amx) */
+    gp_amx_gemm *amx;
     int dp;                   /* fp64 */
     int m, n, k;
     void *a, *b, *c;
@@ -58,9 +63,41 @@ typedef struct cpu_run {
     int prev_threads;
 } cpu_run;
 
+/* The bf16 gemm's threads: the options' count, else one per CPU the
+ * process may run on (its affinity, which a cgroup's cpuset narrows). */
+static size_t amx_threads(const gp_mm_job *job)
+{
+    if (job->cpu_threads > 0)
+        return (size_t)job->cpu_threads;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (size_t)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (size_t)n : 1;
+}
+
+static gpuprobe_status amx_needs(gpuprobe_context *ctx, const gp_mm_job *job,
+                                 gp_mm_needs *out)
+{
+    char why[160];
+    if (!gp_amx_bf16(why, sizeof why))
+        return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in bf16 on the CPU: %s", why);
+    size_t t = amx_threads(job);
+    out->memory = out->address_space = gp_amx_gemm_cost(t);
+    gp_snprintf(out->memory_text, sizeof out->memory_text,
+                "the bf16 gemm's packed panels and stacks, %llu bytes",
+                (unsigned long long)out->memory);
+    gp_snprintf(out->space_text, sizeof out->space_text,
+                "the bf16 gemm's packed panels and the stacks of its %zu thread%s, %llu bytes",
+                t, t == 1 ? "" : "s", (unsigned long long)out->address_space);
+    return GPUPROBE_OK;
+}
+
 static gpuprobe_status cpu_needs(gpuprobe_context *ctx, const gp_mm_job *job,
                                  gp_mm_needs *out)
 {
+    if (job->dtype == GPUPROBE_DTYPE_BF16)
+        return amx_needs(ctx, job, out);
     const gp_openblas *ob = NULL;
     gpuprobe_status st = gp_openblas_get(ctx, &ob);
     if (st != GPUPROBE_OK)
@@ -85,15 +122,62 @@ static gpuprobe_status cpu_needs(gpuprobe_context *ctx, const gp_mm_job *job,
 
 static void cpu_free(cpu_run *r)
 {
+    gp_amx_gemm_close(r->amx);
     free(r->a);
     free(r->b);
     free(r->c);
     free(r);
 }
 
+/* A, B and C 64-byte aligned: whole cache lines, as any AVX-512 load
+ * wants. A failed posix_memalign leaves its pointer as it was (POSIX),
+ * NULL here (r is calloc'ed); the first failure ends the allocation. */
+static gpuprobe_status alloc_abc(gpuprobe_context *ctx, const gp_mm_job *job, cpu_run *r)
+{
+    const size_t ba = job->a_bytes, bb = job->b_bytes, bc = job->c_bytes;
+    if (posix_memalign(&r->a, 64, ba) != 0 || posix_memalign(&r->b, 64, bb) != 0 ||
+        posix_memalign(&r->c, 64, bc) != 0) {
+        cpu_free(r);
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "allocating A, B and C (%zu + %zu + %zu bytes)", ba, bb, bc);
+    }
+    r->m = (int)job->m;
+    r->n = (int)job->n;
+    r->k = (int)job->k;
+    return GPUPROBE_OK;
+}
+
+/* bf16: A and B bf16, C fp32, the gemm's threads started. */
+static gpuprobe_status amx_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm_host *host,
+                                   void **state)
+{
+    cpu_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");
+    gpuprobe_status st = alloc_abc(ctx, job, r);
+    if (st != GPUPROBE_OK)
+        return st;
+    size_t used = 0;
+    st = gp_amx_gemm_open(ctx, amx_threads(job), (size_t)job->m, (size_t)job->n,
+                          (size_t)job->k, r->a, r->b, r->c, &r->amx, &used);
+    if (st != GPUPROBE_OK) {
+        cpu_free(r);
+        return st;
+    }
+    *host = (gp_mm_host){r->a, r->b, r->c, GP_ELEM_BF16, GP_ELEM_BF16, GP_ELEM_F32};
+    job->threads = (int)used;
+    gp_strlcpy(job->backend, "libgpuprobe AMX-BF16 gemm", sizeof job->backend);
+    gp_strlcpy(job->compute_type, "tdpbf16ps (bf16 products, fp32 sums)",
+               sizeof job->compute_type);
+    *state = r;
+    return GPUPROBE_OK;
+}
+
 static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
                                    gp_mm_host *host, void **state)
 {
+    if (job->dtype == GPUPROBE_DTYPE_BF16)
+        return amx_prepare(ctx, job, host, state);
     const gp_openblas *ob = NULL;
     gpuprobe_status st = gp_openblas_get(ctx, &ob); /* loaded by needs() */
     if (st != GPUPROBE_OK)
@@ -109,24 +193,14 @@ static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
     }
     const int dp = job->dtype == GPUPROBE_DTYPE_FP64;
     const gp_elem e = dp ? GP_ELEM_F64 : GP_ELEM_F32;
-    const size_t ba = job->a_bytes, bb = job->b_bytes, bc = job->c_bytes;
     cpu_run *r = calloc(1, sizeof *r);
     if (!r)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the matmul state");
-    /* 64-byte alignment: whole cache lines, as any AVX-512 load wants. A
-     * failed posix_memalign leaves its pointer as it was (POSIX), NULL
-     * here (r is calloc'ed); the first failure ends the allocation. */
-    if (posix_memalign(&r->a, 64, ba) != 0 || posix_memalign(&r->b, 64, bb) != 0 ||
-        posix_memalign(&r->c, 64, bc) != 0) {
-        cpu_free(r);
-        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                       "allocating A, B and C (%zu + %zu + %zu bytes)", ba, bb, bc);
-    }
+    st = alloc_abc(ctx, job, r);
+    if (st != GPUPROBE_OK)
+        return st;
     r->ob = ob;
     r->dp = dp;
-    r->m = (int)job->m;
-    r->n = (int)job->n;
-    r->k = (int)job->k;
     *host = (gp_mm_host){r->a, r->b, r->c, e, e, e};
 
     r->set_threads = set_threads;
@@ -153,7 +227,10 @@ static gpuprobe_status cpu_run_block(gpuprobe_context *ctx, void *state, size_t 
     const gp_openblas *ob = r->ob;
     const int m = r->m, n = r->n, k = r->k;
     double t0 = gp_now();
-    if (r->dp) {
+    if (r->amx) {
+        for (size_t i = 0; i < reps; i++)
+            gp_amx_gemm_run(r->amx);
+    } else if (r->dp) {
         for (size_t i = 0; i < reps; i++)
             ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, r->a, k,
                       r->b, n, 0.0, r->c, n);
@@ -170,7 +247,7 @@ static gpuprobe_status cpu_release(gpuprobe_context *ctx, void *state, gpuprobe_
 {
     (void)ctx;
     cpu_run *r = state;
-    if (r->set_threads) {
+    if (r->ob && r->set_threads) {
         r->ob->set_num_threads(r->prev_threads);
         pthread_mutex_unlock(&threads_lock);
     }

@@ -659,7 +659,7 @@ static void blas_threads_restored(void **state)
 
     /* ...and an early refusal. */
     r = (gpuprobe_matmul_result *)&r;
-    assert_int_equal(small_run(ctx, 2, GPUPROBE_DTYPE_BF16, &r),
+    assert_int_equal(small_run(ctx, 2, GPUPROBE_DTYPE_FP16, &r),
                      GPUPROBE_ERR_UNSUPPORTED);
     assert_null(r);
     assert_int_equal(openblas_get_num_threads(), base);

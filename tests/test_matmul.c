@@ -26,6 +26,7 @@
 
 #include "gpuprobe.h"
 #include "matmul_backend.h"
+#include "cpu_amx.h"
 #include "sysroot_util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -158,6 +159,119 @@ static void test_shapes(void **state)
         check_shape(ctx, shapes[s][0], shapes[s][1], shapes[s][2], GPUPROBE_DTYPE_FP32);
         check_shape(ctx, shapes[s][0], shapes[s][1], shapes[s][2], GPUPROBE_DTYPE_FP64);
     }
+    gpuprobe_context_destroy(ctx);
+}
+
+/* ---- bf16 on the CPU: the AMX gemm (cpu_amx.c) --------------------------- */
+
+/* Every entry of C against a double-precision product of the same bf16
+ * inputs. The products of two bf16 are exact in fp32; only the fp32 sums
+ * round, by at most about k units of 2^-24 of the sum of magnitudes. */
+static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t k,
+                           int64_t threads)
+{
+    gpuprobe_matmul_options *o = small_opts(m, n, k, GPUPROBE_DTYPE_BF16);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_CPU_THREADS, threads),
+                     GPUPROBE_OK);
+    gpuprobe_matmul_result *r = NULL;
+    seen_c = NULL;
+    gp_test_matmul_corrupt = observe_c;
+    gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
+    gp_test_matmul_corrupt = NULL;
+    if (st != GPUPROBE_OK)
+        fail_msg("%lldx%lldx%lld bf16, %lld threads: %s: %s", (long long)m, (long long)n,
+                 (long long)k, (long long)threads, gpuprobe_status_name(st),
+                 gpuprobe_last_error(ctx));
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_VERIFIED), 1);
+    assert_int_equal(get_i(r, GPUPROBE_METRIC_DTYPE), GPUPROBE_DTYPE_BF16);
+    const char *backend = NULL;
+    assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_BACKEND, &backend),
+                     GPUPROBE_OK);
+    assert_non_null(strstr(backend, "AMX-BF16"));
+    int64_t used = get_i(r, GPUPROBE_METRIC_THREADS);
+    assert_true(used >= 1 && used <= threads);
+    assert_non_null(seen_c);
+    assert_int_equal(seen_count, (size_t)(m * n));
+    uint16_t *a = malloc((size_t)(m * k) * 2), *b = malloc((size_t)(k * n) * 2);
+    assert_non_null(a);
+    assert_non_null(b);
+    gp_fill_random(a, GP_ELEM_BF16, (size_t)(m * k), 42, 1);
+    gp_fill_random(b, GP_ELEM_BF16, (size_t)(k * n), 42, 2);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double x = (double)gp_bf16_to_f32(a[i * k + p]) *
+                           (double)gp_bf16_to_f32(b[p * n + j]);
+                ref += x;
+                mag += fabs(x);
+            }
+            double got = seen_c[i * n + j];
+            if (!(fabs(got - ref) <= (double)(k + 2) * 0x1p-23 * mag))
+                fail_msg("%lldx%lldx%lld bf16, %lld threads: C[%lld][%lld] = %.9g, "
+                         "naive %.9g", (long long)m, (long long)n, (long long)k,
+                         (long long)threads, (long long)i, (long long)j, got, ref);
+        }
+    free(a);
+    free(b);
+    free(seen_c);
+    seen_c = NULL;
+    gpuprobe_matmul_result_destroy(r);
+    gpuprobe_matmul_options_destroy(o);
+}
+
+/* The shapes cross every edge of the blocking: the 16-row and 32-column
+ * tiles, 32 of k per step, KC = 512 of k per slice, NC = 256 columns per
+ * packed block, MC = 1024 rows, and the threads' split of the columns. */
+static void test_cpu_bf16(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    char why[160];
+    if (!gp_amx_bf16(why, sizeof why)) {
+        gpuprobe_matmul_options *o = small_opts(8, 8, 8, GPUPROBE_DTYPE_BF16);
+        gpuprobe_matmul_result *r = NULL;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
+        assert_null(r);
+        assert_non_null(strstr(gpuprobe_last_error(ctx), why));
+        gpuprobe_matmul_options_destroy(o);
+        gpuprobe_context_destroy(ctx);
+        print_message("bf16 on this CPU: %s; the kernel is not run here\n", why);
+        skip();
+    }
+    static const int64_t shapes[][4] = {
+        {1, 1, 1, 1},      {1, 1, 1, 2},     {16, 16, 32, 1},   {17, 15, 31, 2},
+        {32, 32, 32, 2},   {33, 33, 33, 2},  {31, 65, 95, 3},   {64, 64, 64, 1},
+        {100, 37, 129, 2}, {3, 300, 513, 2}, {47, 600, 1030, 3}, {1100, 40, 70, 2},
+        {1030, 70, 33, 1}, {5, 1, 700, 2},   {2, 97, 2, 7},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        check_bf16_all(ctx, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
+    gpuprobe_context_destroy(ctx);
+}
+
+/* GPUPROBE_CPU_AMX=0 turns the kernel off: bf16 on the CPU is refused,
+ * with the reason, and nothing else changes. */
+static void test_cpu_bf16_off(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = new_ctx();
+    assert_int_equal(setenv("GPUPROBE_CPU_AMX", "0", 1), 0);
+    gpuprobe_matmul_options *o = small_opts(8, 8, 8, GPUPROBE_DTYPE_BF16);
+    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
+    assert_null(r);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "GPUPROBE_CPU_AMX=0"));
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "fp32 and fp64"));
+    char why[160];
+    assert_int_equal(gp_amx_bf16(why, sizeof why), 0);
+    assert_string_equal(why, "turned off by GPUPROBE_CPU_AMX=0");
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP32),
+                     GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+    gpuprobe_matmul_result_destroy(r);
+    unsetenv("GPUPROBE_CPU_AMX");
+    gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
 }
 
@@ -1221,8 +1335,8 @@ static void test_bad_input(void **state)
     assert_int_equal(gpuprobe_matmul_run(ctx, 1000, o, 0, &r), GPUPROBE_ERR_NOT_FOUND);
     assert_null(r);
 
-    /* Precisions the CPU cannot do. */
-    for (int dt = GPUPROBE_DTYPE_TF32; dt <= GPUPROBE_DTYPE_BF16; dt++) {
+    /* Precisions the CPU cannot do (bf16: test_cpu_bf16_off). */
+    for (int dt = GPUPROBE_DTYPE_TF32; dt <= GPUPROBE_DTYPE_FP16; dt++) {
         gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dt);
         assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
         assert_null(r);
@@ -1955,6 +2069,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_cpu_bf16),
+        cmocka_unit_test(test_cpu_bf16_off),
         cmocka_unit_test(test_autorange),
         cmocka_unit_test(test_steady_when_blocks_agree),
         cmocka_unit_test(test_warmup_bound),

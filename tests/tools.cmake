@@ -247,12 +247,27 @@ if(TARGET gpuprobe-smi)
   # A precision a device cannot run is said so, never run in another one
   # in silence (1.1 ran the CPU in fp32 and exited 0).
   gpuprobe_run_test(tools.bench.gpu_dtype_without_gpu gpuprobe-bench --rc 1 --env GPUPROBE_CUDA=off
+    --env GPUPROBE_CPU_AMX=0
     --out "\nCPU fp32: [^\n]* \\[the CPU runs no bf16: fp32 is the reference\\]\n"
     --out "\nGPU bf16: not available \\(CUDA was turned off" --no-out "Speedup"
     --err "no device here ran bf16" -- --size 48 --runs 2 --dtype bf16)
-  gpuprobe_run_test(tools.bench.cpu_bf16 gpuprobe-bench --rc 1
-    --out "\nCPU bf16: skipped: matmul in bf16 needs a CUDA device" -- --device cpu --size 48 --dtype bf16)
+  # bf16 on a CPU without AMX tiles (turned off here): refused, with why.
+  gpuprobe_run_test(tools.bench.cpu_bf16 gpuprobe-bench --rc 1 --env GPUPROBE_CPU_AMX=0
+    --out "\nCPU bf16: skipped: matmul in bf16 on the CPU needs AMX-BF16 tiles, which this process cannot use: turned off by GPUPROBE_CPU_AMX=0\\x3b a CUDA device does it"
+    -- --device cpu --size 48 --dtype bf16)
+  # ...and on one with them (the build machine's CPU, read when configured):
+  # run on the tiles, verified; without --device the CPU runs bf16 too
+  # (no fp32 reference), and a run with no GPU has done what was asked.
+  if(GPUPROBE_CPU_HAS_AMX)
+    gpuprobe_run_test(tools.bench.cpu_bf16_amx gpuprobe-bench
+      --out "\nCPU bf16: [0-9.]+ [mµ]?s  \\(median of [^\n]*, verified\\)\n +libgpuprobe AMX-BF16 gemm on "
+      -- --device cpu --size 100 --dtype bf16)
+    gpuprobe_run_test(tools.bench.cpu_bf16_amx_json gpuprobe-bench --env GPUPROBE_CUDA=off
+      --json ${GPUPROBE_JSON_DOC} --json-eq results.0.dtype=\"bf16\" --json-eq results.0.verified=true
+      --json-has "results.0.backend=AMX-BF16 gemm" -- --size 64 --runs 2 --dtype bf16 --json)
+  endif()
   gpuprobe_run_test(tools.bench.gpu_dtype_without_gpu_json gpuprobe-bench --rc 1 --env GPUPROBE_CUDA=off
+    --env GPUPROBE_CPU_AMX=0
     --json ${GPUPROBE_JSON_DOC} --json-eq reason=\"disabled\" --json-has "reason_text=turned off"
     --json-eq speedup=null -- --size 48 --runs 2 --dtype bf16 --json)
   # A thread count above what OpenBLAS uses: what was used, and what was asked.
@@ -321,8 +336,8 @@ if(TARGET gpuprobe-smi)
     --json-eq sweep.lines.0.from=64 --json-eq sweep.lines.0.to=4096 --json-eq sweep.budget_s=1
     -- --sweep --device cpu --runs 1 --budget 1 --json)
   # A precision the CPU cannot run: skipped, a failure only when nothing ran it.
-  gpuprobe_run_test(tools.bench.sweep_cpu_bf16 gpuprobe-bench --rc 1 --clean
-    --out "\nCPU bf16: skipped: matmul in bf16 needs a CUDA device" --out "\nCPU fp32 \\("
+  gpuprobe_run_test(tools.bench.sweep_cpu_bf16 gpuprobe-bench --rc 1 --clean --env GPUPROBE_CPU_AMX=0
+    --out "\nCPU bf16: skipped: matmul in bf16 on the CPU needs AMX-BF16" --out "\nCPU fp32 \\("
     --err "^gpuprobe-bench: no device here ran bf16\n$" -- ${sweep} --dtype fp32,bf16)
   foreach(bad "--size;64;--sweep" "--sweep=64..16" "--sweep=0..16" "--sweep=16" "--sweep=1.5..8"
               "--dtype;fp32,fp64" "--sweep;--dtype;fp32,,bf16" "--sweep;--dtype;fp32,int8" "--device;cpu,cpu"
@@ -355,6 +370,7 @@ if(TARGET gpuprobe-smi)
     gpuprobe_run_test(tools.bench.plot_spread gpuprobe-bench --err-empty --json ${GPUPROBE_JSON_DOC}
       --svg {tmp}/s.svg --svg-points -- --sweep 16..32 --runs 5 --batch 1 --device cpu --json --plot {tmp}/s.svg)
     gpuprobe_run_test(tools.bench.plot_nothing gpuprobe-bench --rc 1 --files {tmp}=0 --clean
+      --env GPUPROBE_CPU_AMX=0
       --out "\nCPU bf16: skipped: " --no-out "Drawn into"
       --err "^gpuprobe-bench: --plot [^\n]*/s\\.svg: nothing to draw: no point was measured\n"
       -- --sweep 16..32 --device cpu --dtype bf16 --plot {tmp}/s.svg)
@@ -492,11 +508,16 @@ if(TARGET gpuprobe-smi)
     --out "\nfirst token +[0-9.]+ [mµ]?s\ndecode +[0-9.]+ tok/s\n"
     --out "\n  cpu: prefill 64 tokens: [0-9.]+ [mµ]?s \\((compute|memory)-bound, 46\\.3 GFLOP at [0-9.]+ [GMT]FLOP/s measured\\)\\x3b decode: [0-9.]+ tokens/s \\((compute|memory)-bound, 9[0-9][0-9] MB per token at [0-9.]+ [GMT]B/s measured\\)\n"
     -- ${speed_cpu})
-  gpuprobe_run_test(tools.fit.speed_json gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
+  gpuprobe_run_test(tools.fit.speed_json gpuprobe-fit --json ${GPUPROBE_JSON_DOC} --env GPUPROBE_CPU_AMX=0
     --json-eq workload.context=68 --json-eq workload.prompt=64 --json-eq devices.0.speed.error=null
     --json-eq devices.0.speed.decode_weight_bytes=988065536
     --json-eq devices.0.speed.measured.dtype=\"fp32\" --json-eq devices.0.speed.measured.dtype_substituted=true
     -- ${speed_cpu} --json)
+  if(GPUPROBE_CPU_HAS_AMX)
+    gpuprobe_run_test(tools.fit.speed_json_amx gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
+      --json-eq devices.0.speed.measured.dtype=\"bf16\"
+      --json-eq devices.0.speed.measured.dtype_substituted=false -- ${speed_cpu} --json)
+  endif()
   # --roofline: each device's roofline from the speed estimate's figures,
   # the model's prefill and decode on it (the SVG holds the labels and the
   # ring of each; the JSON names the file); refused without the speed,

@@ -25,10 +25,10 @@ enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_SW
 static const cli_option options[] = {
     [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
     [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU); with --sweep a list: cpu,cuda:0", 0},
-    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA); with --sweep a list: fp32,bf16", 0},
+    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16 (CUDA), bf16 (CUDA; the CPU with AMX); with --sweep a list: fp32,bf16", 0},
     [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)", 0},
     [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)", 0},
-    [OPT_THREADS] = {"threads", "N", "OpenBLAS threads for the CPU run (default: as configured); with --bandwidth, CPU threads (default: one per core)", 0},
+    [OPT_THREADS] = {"threads", "N", "CPU threads of the run (OpenBLAS's, default as configured; bf16: one per CPU); with --bandwidth, CPU threads (default: one per core)", 0},
     [OPT_SWEEP] = {"sweep", "[FROM..TO]", "every size from FROM to TO, doubling (default 64..8192 on a GPU, 64..4096 on the CPU)", 0},
     [OPT_BUDGET] = {"budget", "SECONDS", "with --sweep: the time each device and precision may take (default 60; 20 with --roofline)", 0},
     [OPT_PLOT] = {"plot", "FILE", "with --sweep: draw GFLOP/s against N into FILE (.png, .svg or .pdf)", 0},
@@ -466,11 +466,6 @@ typedef struct plan {
 
 /* The precisions only a GPU runs: the CPU then runs fp32, as the speedup's
  * reference, and says so. */
-static int gpu_only(gpuprobe_dtype dt)
-{
-    return dt == GPUPROBE_DTYPE_TF32 || dt == GPUPROBE_DTYPE_FP16 || dt == GPUPROBE_DTYPE_BF16;
-}
-
 /* The header, before the work (which takes a while: 13 s at the lesson's
  * size on a laptop), so that a terminal shows what is being done. */
 static void header(void)
@@ -512,7 +507,16 @@ static int run_all(gpuprobe_context *ctx, plan *p)
         return run_device(ctx, p);
     size_t dev = 0;
     header();
-    p->cpu = run_one(ctx, 0, args.dtype == GPUPROBE_DTYPE_FP64 ? GPUPROBE_DTYPE_FP64 : GPUPROBE_DTYPE_FP32);
+    /* The CPU in the precision asked where it runs it (fp64; bf16 on AMX
+     * tiles), else in fp32, the reference, and its line says so. */
+    const gpuprobe_dtype asked = args.dtype;
+    p->cpu = run_one(ctx, 0, asked == GPUPROBE_DTYPE_FP64 || asked == GPUPROBE_DTYPE_BF16
+                                 ? asked : GPUPROBE_DTYPE_FP32);
+    if (asked == GPUPROBE_DTYPE_BF16 && p->cpu->st == GPUPROBE_ERR_UNSUPPORTED) {
+        gpuprobe_matmul_result_destroy(p->cpu->r);
+        nrecs--;
+        p->cpu = run_one(ctx, 0, GPUPROBE_DTYPE_FP32);
+    }
     if (p->cause != GPUPROBE_CUDA_AVAILABLE) {
         p->why_no_gpu = "";
     } else if (gpuprobe_select(ctx, "cuda", NULL, GPUPROBE_SELECT_IGNORE_ENV, &dev, NULL) != GPUPROBE_OK) {
@@ -582,7 +586,7 @@ static int print_json(const plan *p)
 static const char *cpu_note(const plan *p)
 {
     static char note[96];
-    if (!p->cpu || args.device || !gpu_only(args.dtype))
+    if (!p->cpu || args.device || p->cpu->dtype == args.dtype)
         return NULL;
     snprintf(note, sizeof note, " [the CPU runs no %s: fp32 is the reference]",
              gpuprobe_dtype_name(args.dtype));

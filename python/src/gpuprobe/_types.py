@@ -136,7 +136,7 @@ class MatmulResult:
     batch: int
     """Calls per timed run (each run's time is divided by it)."""
     threads: int
-    """OpenBLAS threads (CPU); 0 on a GPU."""
+    """CPU threads (OpenBLAS's, or the bf16 gemm's); 0 on a GPU."""
     device_name: str
     backend: str
     math_mode: str
