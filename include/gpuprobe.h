@@ -92,6 +92,14 @@
  *   ::GPUPROBE_ERR_UNSUPPORTED. For a driver whose NVML misbehaves, and to
  *   compare the two ways. Its other values are those of `GPUPROBE_CUDA`,
  *   with the same error for any value that is neither on nor off.
+ * - `GPUPROBE_CPU_AMX` (since 1.2): a value that turns CUDA off turns off
+ *   the library's bf16 gemm on the CPU's AMX tiles: bf16 matmuls on the
+ *   CPU are then ::GPUPROBE_ERR_UNSUPPORTED and gpuprobe_speed_measure()
+ *   times bf16 weights in fp32 there, as on a CPU without the tiles. The
+ *   gemm asks Linux once for the process's AMX state
+ *   (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), the first time a bf16 matmul on
+ *   the CPU is wanted; this variable keeps a process from asking. Its
+ *   other values and error are those of `GPUPROBE_CUDA`.
  */
 #ifndef GPUPROBE_H
 #define GPUPROBE_H
@@ -1623,8 +1631,11 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_N = 1,
     /** Columns of A, rows of B. Default: same as M when not set. */
     GPUPROBE_MATMUL_K = 2,
-    /** ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16, bf16 (CUDA; fp32 accumulation, C
-     * in fp32). */
+    /** ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16 (CUDA), bf16 (CUDA, and since 1.2
+     * the CPU where it has AMX-BF16 tiles: the library's own gemm, docs/matmul.md; fp32
+     * accumulation, C in fp32). bf16 on a CPU without the tiles is GPUPROBE_ERR_UNSUPPORTED, the
+     * message saying why (the CPU, Linux's AMX permission, or GPUPROBE_CPU_AMX in the
+     * environment). */
     GPUPROBE_MATMUL_DTYPE = 3,
     /** Untimed warm-up calls before the batch is chosen (they absorb first-call loading). Default
      * 1. The search for the steady state follows (#GPUPROBE_MATMUL_WARMUP_MS). */
@@ -1645,7 +1656,8 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_VERIFY = 9,
     /** Seed of the random inputs. Default 42. */
     GPUPROBE_MATMUL_SEED = 10,
-    /** CPU: OpenBLAS threads for this run (restored after); 0 = leave as is. Default 0. OpenBLAS
+    /** CPU: OpenBLAS threads for this run (restored after); 0 = leave as is (bf16: the threads of
+     * the library's gemm; 0 = one per CPU the process may run on). Default 0. OpenBLAS
      * caps the count at its build's MAX_THREADS (64 in Debian's); a count above the threads its
      * pool holds starts more, and those threads stay for the rest of the process (each with a 128
      * MiB buffer and its own stack, in address space) even though the count in force is restored.
@@ -2247,7 +2259,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_speed_param_bounds(gpuprobe_speed_param pa
 /** gpuprobe_speed_measure() found every figure in the context's cache: nothing was measured. */
 #define GPUPROBE_SPEED_CACHED 0x1u
 /** The matmuls ran in another dtype than the weights compute in (the CPU's fp32 for 16-bit
- * weights; bf16 on a GPU for fp8, int8 and int4 weights). */
+ * weights, except bf16 on a CPU with AMX tiles, timed in bf16 since 1.2; bf16 on a GPU for fp8,
+ * int8 and int4 weights). */
 #define GPUPROBE_SPEED_DTYPE_SUBSTITUTED 0x2u
 
 /**
@@ -2388,8 +2401,9 @@ GPUPROBE_API gpuprobe_status gpuprobe_speed_compute(gpuprobe_context *ctx,
  * #GPUPROBE_BANDWIDTH_TEST_READ_STREAMS test, on a GPU the read test) and
  * the matmul's throughput (gpuprobe_matmul_run(), verified, at least 3 timed
  * calls in #GPUPROBE_SPEED_BUDGET_MS) at the decode shape and the two
- * prefill shapes, in the dtype the weights compute in (CPU: fp32, or fp64
- * for fp64 weights; CUDA: fp32, fp16 or bf16; bf16 for fp8, int8 and int4).
+ * prefill shapes, in the dtype the weights compute in (CPU: fp32, fp64 for
+ * fp64 weights, bf16 for bf16 weights where the CPU has AMX tiles; CUDA:
+ * fp32, fp16 or bf16; bf16 for fp8, int8 and int4).
  * Each figure is kept in the context: a later call on the same device
  * needing the same shape and dtype (the same bandwidth buffer) measures
  * nothing again.

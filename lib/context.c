@@ -35,7 +35,7 @@ static int env_switch(const char *v)
     return -1;
 }
 
-/* GPUPROBE_CUDA or GPUPROBE_NVML: *off set when the value turns it off; a
+/* GPUPROBE_CUDA, GPUPROBE_NVML or GPUPROBE_CPU_AMX: *off set when the value turns it off; a
  * value that is neither word is kept as the environment's error (the
  * first one only). Empty is the same as unset. */
 static void read_switch(gpuprobe_context *ctx, const char *name, int *off)
@@ -57,6 +57,7 @@ static void read_environment(gpuprobe_context *ctx)
 {
     read_switch(ctx, "GPUPROBE_CUDA", &ctx->env_cuda_off);
     read_switch(ctx, "GPUPROBE_NVML", &ctx->env_nvml_off);
+    read_switch(ctx, "GPUPROBE_CPU_AMX", &ctx->env_amx_off);
 
     const char *v = gp_getenv("GPUPROBE_CUDA_LIBDIR");
     if (v && v[0] != '\0') {

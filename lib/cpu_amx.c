@@ -56,9 +56,9 @@
 #define GP_AMX_B_BYTES ((size_t)GP_AMX_NC * GP_AMX_KC * 2)
 #define GP_AMX_C_BYTES ((size_t)32 * 32 * 4)
 
-uint64_t gp_amx_gemm_cost(size_t threads)
+uint64_t gp_amx_gemm_cost(size_t used)
 {
-    return (uint64_t)threads *
+    return (uint64_t)used *
            (GP_AMX_A_BYTES + GP_AMX_B_BYTES + GP_AMX_C_BYTES + 3 * 64 + GP_AMX_STACK);
 }
 
@@ -313,11 +313,10 @@ static void part(const struct gp_amx_gemm *g, const amx_part *p)
 
 #endif
 
-int gp_amx_bf16(char *why, size_t n)
+int gp_amx_bf16(const gpuprobe_context *ctx, char *why, size_t n)
 {
-    const char *env = gp_getenv("GPUPROBE_CPU_AMX");
-    if (env && strcmp(env, "0") == 0) {
-        gp_strlcpy(why, "turned off by GPUPROBE_CPU_AMX=0", n);
+    if (ctx->env_amx_off) {
+        gp_strlcpy(why, "GPUPROBE_CPU_AMX turns it off", n);
         return 0;
     }
 #if GPUPROBE_HAVE_AMX
@@ -399,9 +398,7 @@ void gp_amx_gemm_close(gp_amx_gemm *g)
     free(g);
 }
 
-/* How many threads a product uses: one per block of 32 columns at most,
- * one for a small product. */
-static size_t threads_used(size_t threads, size_t m, size_t n, size_t k)
+size_t gp_amx_gemm_threads(size_t threads, size_t m, size_t n, size_t k)
 {
     const size_t blocks = (n + 31) / 32;
     if (2.0 * (double)m * (double)n * (double)k < GP_AMX_ONE_THREAD_FLOPS)
@@ -426,7 +423,7 @@ gpuprobe_status gp_amx_gemm_open(gpuprobe_context *ctx, size_t threads, size_t m
     g->a = a;
     g->b = b;
     g->c = c;
-    g->used = threads_used(threads, m, n, k);
+    g->used = gp_amx_gemm_threads(threads, m, n, k);
     g->nthreads = g->used;
     g->p = calloc(g->nthreads, sizeof *g->p);
     if (!g->p) {
@@ -468,7 +465,7 @@ gpuprobe_status gp_amx_gemm_open(gpuprobe_context *ctx, size_t threads, size_t m
         gp_amx_gemm_close(g);
         return gp_fail(ctx, GPUPROBE_ERR_SYSTEM,
                        "starting bf16 gemm thread %zu of %zu: pthread_create failed: %s",
-                       failed, threads_used(threads, m, n, k), strerror(e));
+                       failed, gp_amx_gemm_threads(threads, m, n, k), strerror(e));
     }
     *used = g->used;
     *out = g;

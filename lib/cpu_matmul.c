@@ -80,9 +80,10 @@ static gpuprobe_status amx_needs(gpuprobe_context *ctx, const gp_mm_job *job,
                                  gp_mm_needs *out)
 {
     char why[160];
-    if (!gp_amx_bf16(why, sizeof why))
+    if (!gp_amx_bf16(ctx, why, sizeof why))
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in bf16 on the CPU: %s", why);
-    size_t t = amx_threads(job);
+    size_t t = gp_amx_gemm_threads(amx_threads(job), (size_t)job->m, (size_t)job->n,
+                                   (size_t)job->k);
     out->memory = out->address_space = gp_amx_gemm_cost(t);
     gp_snprintf(out->memory_text, sizeof out->memory_text,
                 "the bf16 gemm's packed panels and stacks, %llu bytes",

@@ -115,7 +115,8 @@ struct gpuprobe_context {
     char env_device[256];         /* truncated copy; longer values flagged */
     int env_device_too_long;
     int env_nvml_off;             /* GPUPROBE_NVML turns NVML off */
-    /* GPUPROBE_CUDA or GPUPROBE_NVML holds a value that is neither on nor
+    int env_amx_off;              /* GPUPROBE_CPU_AMX turns the CPU's bf16 gemm off */
+    /* GPUPROBE_CUDA, GPUPROBE_NVML or GPUPROBE_CPU_AMX holds a value that is neither on nor
      * off: the message every enumerating call fails with; "" when fine. */
     char env_error[GP_ERR_LEN / 2];
 

@@ -390,7 +390,7 @@ static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
             return GPUPROBE_OK;
         gp_format_dtypes(list, sizeof list, GP_DTYPES_MATMUL_CPU, " and ");
         if (where & GP_MATMUL_CPU_AMX) {
-            if (gp_amx_bf16(why, sizeof why))
+            if (gp_amx_bf16(ctx, why, sizeof why))
                 return GPUPROBE_OK;
             return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
                            "matmul in %s on the CPU needs AMX-BF16 tiles, which this "

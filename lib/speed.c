@@ -440,7 +440,7 @@ static gpuprobe_status matmul_dtype(gpuprobe_context *ctx, const gp_device *dev,
          * there; else fp32, as they run it elsewhere (docs/speed.md) */
         char why[160];
         *dt = wd == GPUPROBE_DTYPE_FP64                               ? GPUPROBE_DTYPE_FP64
-              : wd == GPUPROBE_DTYPE_BF16 && gp_amx_bf16(why, sizeof why) ? GPUPROBE_DTYPE_BF16
+              : wd == GPUPROBE_DTYPE_BF16 && gp_amx_bf16(ctx, why, sizeof why) ? GPUPROBE_DTYPE_BF16
                                                                       : GPUPROBE_DTYPE_FP32;
     } else if (wd == GPUPROBE_DTYPE_FP64) {
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,

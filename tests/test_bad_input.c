@@ -464,13 +464,13 @@ ROW(run_dev_max) { return run(ctx, SIZE_MAX, fx.opts, 0); }
 ROW(run_flags) { return run(ctx, 0, fx.opts, 1); }
 ROW(run_cpu_fp16) { return run_dtype(ctx, 0, GPUPROBE_DTYPE_FP16); }
 ROW(run_cpu_tf32) { return run_dtype(ctx, 0, GPUPROBE_DTYPE_TF32); }
-/* bf16 on a CPU without the AMX kernel (turned off here: this CPU may
- * have it; tests/test_matmul.c runs it) */
+/* bf16 on a CPU without the AMX kernel (turned off for this context:
+ * this CPU may have it; tests/test_matmul.c runs it) */
 ROW(run_cpu_bf16)
 {
-    setenv("GPUPROBE_CPU_AMX", "0", 1);
+    ctx->env_amx_off = 1;
     gpuprobe_status st = run_dtype(ctx, 0, GPUPROBE_DTYPE_BF16);
-    unsetenv("GPUPROBE_CPU_AMX");
+    ctx->env_amx_off = 0;
     return st;
 }
 ROW(run_cuda_fp64) { return run_dtype(ctx, 1, GPUPROBE_DTYPE_FP64); }

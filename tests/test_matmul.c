@@ -228,7 +228,7 @@ static void test_cpu_bf16(void **state)
     (void)state;
     gpuprobe_context *ctx = new_ctx();
     char why[160];
-    if (!gp_amx_bf16(why, sizeof why)) {
+    if (!gp_amx_bf16(ctx, why, sizeof why)) {
         gpuprobe_matmul_options *o = small_opts(8, 8, 8, GPUPROBE_DTYPE_BF16);
         gpuprobe_matmul_result *r = NULL;
         assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
@@ -250,28 +250,49 @@ static void test_cpu_bf16(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
-/* GPUPROBE_CPU_AMX=0 turns the kernel off: bf16 on the CPU is refused,
- * with the reason, and nothing else changes. */
+/* GPUPROBE_CPU_AMX off (any of the switch's words, read when the context
+ * is created) turns the kernel off: bf16 on the CPU is refused, with the
+ * reason, and nothing else changes; a context created before keeps its
+ * reading; a value that is no switch word is the environment's error. */
 static void test_cpu_bf16_off(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx();
-    assert_int_equal(setenv("GPUPROBE_CPU_AMX", "0", 1), 0);
-    gpuprobe_matmul_options *o = small_opts(8, 8, 8, GPUPROBE_DTYPE_BF16);
-    gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
-    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
-    assert_null(r);
-    assert_non_null(strstr(gpuprobe_last_error(ctx), "GPUPROBE_CPU_AMX=0"));
-    assert_non_null(strstr(gpuprobe_last_error(ctx), "fp32 and fp64"));
+    gpuprobe_context *before = new_ctx();
     char why[160];
-    assert_int_equal(gp_amx_bf16(why, sizeof why), 0);
-    assert_string_equal(why, "turned off by GPUPROBE_CPU_AMX=0");
-    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP32),
-                     GPUPROBE_OK);
-    assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
-    gpuprobe_matmul_result_destroy(r);
+    static const char *const offs[] = {"0", "off", "No", "DISABLED"};
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+        assert_int_equal(setenv("GPUPROBE_CPU_AMX", offs[i], 1), 0);
+        gpuprobe_context *ctx = new_ctx();
+        unsetenv("GPUPROBE_CPU_AMX");
+        gpuprobe_matmul_options *o = small_opts(8, 8, 8, GPUPROBE_DTYPE_BF16);
+        gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
+        assert_null(r);
+        assert_non_null(strstr(gpuprobe_last_error(ctx), "GPUPROBE_CPU_AMX turns it off"));
+        assert_non_null(strstr(gpuprobe_last_error(ctx), "fp32 and fp64"));
+        assert_int_equal(gp_amx_bf16(ctx, why, sizeof why), 0);
+        assert_string_equal(why, "GPUPROBE_CPU_AMX turns it off");
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP32),
+                         GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
+        gpuprobe_matmul_result_destroy(r);
+        gpuprobe_matmul_options_destroy(o);
+        gpuprobe_context_destroy(ctx);
+    }
+    /* the context created before the variable was set did not see it */
+    assert_true(gp_amx_bf16(before, why, sizeof why) == 0 ? strstr(why, "GPUPROBE") == NULL : 1);
+    gpuprobe_context_destroy(before);
+    /* "on" leaves it on; a word that is neither is refused */
+    assert_int_equal(setenv("GPUPROBE_CPU_AMX", "on", 1), 0);
+    gpuprobe_context *ctx = new_ctx();
+    assert_true(gp_amx_bf16(ctx, why, sizeof why) == 0 ? strstr(why, "GPUPROBE") == NULL : 1);
+    gpuprobe_context_destroy(ctx);
+    assert_int_equal(setenv("GPUPROBE_CPU_AMX", "maybe", 1), 0);
+    ctx = new_ctx();
     unsetenv("GPUPROBE_CPU_AMX");
-    gpuprobe_matmul_options_destroy(o);
+    size_t n = 0;
+    assert_int_equal(gpuprobe_device_count(ctx, &n), GPUPROBE_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuprobe_last_error(ctx), "GPUPROBE_CPU_AMX=\"maybe\""));
     gpuprobe_context_destroy(ctx);
 }
 

@@ -253,7 +253,7 @@ if(TARGET gpuprobe-smi)
     --err "no device here ran bf16" -- --size 48 --runs 2 --dtype bf16)
   # bf16 on a CPU without AMX tiles (turned off here): refused, with why.
   gpuprobe_run_test(tools.bench.cpu_bf16 gpuprobe-bench --rc 1 --env GPUPROBE_CPU_AMX=0
-    --out "\nCPU bf16: skipped: matmul in bf16 on the CPU needs AMX-BF16 tiles, which this process cannot use: turned off by GPUPROBE_CPU_AMX=0\\x3b a CUDA device does it"
+    --out "\nCPU bf16: skipped: matmul in bf16 on the CPU needs AMX-BF16 tiles, which this process cannot use: GPUPROBE_CPU_AMX turns it off\\x3b a CUDA device does it"
     -- --device cpu --size 48 --dtype bf16)
   # ...and on one with them (the build machine's CPU, read when configured):
   # run on the tiles, verified; without --device the CPU runs bf16 too
