@@ -49,6 +49,9 @@
 /* A product of fewer FLOPs than this runs on one thread: waking the others
  * would cost more than it saves. */
 #define GP_AMX_ONE_THREAD_FLOPS 4.0e6
+/* The most threads it starts, whatever is asked (OpenBLAS's Debian build
+ * stops at 64). */
+#define GP_AMX_MAX_THREADS 256
 #define GP_AMX_STACK ((size_t)256 << 10)
 
 /* Bytes a thread packs into: A's rows, B's block, a 32 x 32 fp32 C. */
@@ -401,6 +404,8 @@ void gp_amx_gemm_close(gp_amx_gemm *g)
 size_t gp_amx_gemm_threads(size_t threads, size_t m, size_t n, size_t k)
 {
     const size_t blocks = (n + 31) / 32;
+    if (threads > GP_AMX_MAX_THREADS)
+        threads = GP_AMX_MAX_THREADS;
     if (2.0 * (double)m * (double)n * (double)k < GP_AMX_ONE_THREAD_FLOPS)
         return 1;
     return threads < blocks ? threads : blocks;

@@ -28,8 +28,8 @@ int gp_amx_bf16(const gpuprobe_context *ctx, char *why, size_t n);
  * bf16), row-major and dense, each call. */
 typedef struct gp_amx_gemm gp_amx_gemm;
 
-/* The threads an m x n x k product uses of THREADS: one per block of 32
- * columns at most, one for a small product (docs/matmul.md). */
+/* The threads an m x n x k product uses of THREADS: at most 256, one per
+ * block of 32 columns at most, one for a small product (docs/matmul.md). */
 size_t gp_amx_gemm_threads(size_t threads, size_t m, size_t n, size_t k);
 /* The memory the gemm takes beside A, B and C on USED threads: the packed
  * panels and each thread's stack. */

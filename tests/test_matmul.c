@@ -189,7 +189,7 @@ static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t 
                      GPUPROBE_OK);
     assert_non_null(strstr(backend, "AMX-BF16"));
     int64_t used = get_i(r, GPUPROBE_METRIC_THREADS);
-    assert_true(used >= 1 && used <= threads);
+    assert_int_equal(used, gp_amx_gemm_threads((size_t)threads, (size_t)m, (size_t)n, (size_t)k));
     assert_non_null(seen_c);
     assert_int_equal(seen_count, (size_t)(m * n));
     uint16_t *a = malloc((size_t)(m * k) * 2), *b = malloc((size_t)(k * n) * 2);
@@ -243,11 +243,28 @@ static void test_cpu_bf16(void **state)
         {1, 1, 1, 1},      {1, 1, 1, 2},     {16, 16, 32, 1},   {17, 15, 31, 2},
         {32, 32, 32, 2},   {33, 33, 33, 2},  {31, 65, 95, 3},   {64, 64, 64, 1},
         {100, 37, 129, 2}, {3, 300, 513, 2}, {47, 600, 1030, 3}, {1100, 40, 70, 2},
-        {1030, 70, 33, 1}, {5, 1, 700, 2},   {2, 97, 2, 7},
+        {1030, 70, 33, 1}, {5, 1, 700, 2},   {2, 97, 2, 7},     {64, 330, 600, 4},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         check_bf16_all(ctx, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
     gpuprobe_context_destroy(ctx);
+}
+
+/* The threads a product uses: as asked, at most 256, at most one per 32
+ * columns, one under 4 MFLOP. */
+static void test_cpu_bf16_threads(void **state)
+{
+    (void)state;
+    assert_int_equal(gp_amx_gemm_threads(2, 64, 330, 600), 2);
+    assert_int_equal(gp_amx_gemm_threads(16, 64, 330, 600), 11); /* 11 blocks of 32 */
+    assert_int_equal(gp_amx_gemm_threads(1000, 4096, 16384, 4096), 256);
+    assert_int_equal(gp_amx_gemm_threads(1000, 4096, 1000, 4096), 32);
+    assert_int_equal(gp_amx_gemm_threads(8, 100, 100, 100), 1); /* 2 MFLOP */
+    assert_int_equal(gp_amx_gemm_threads(8, 100, 100, 200), 4); /* exactly 4 MFLOP */
+    assert_int_equal(gp_amx_gemm_threads(1, 4096, 4096, 4096), 1);
+    /* the cost grows with the threads used and holds the packing buffers */
+    assert_true(gp_amx_gemm_cost(2) == 2 * gp_amx_gemm_cost(1));
+    assert_true(gp_amx_gemm_cost(1) > (uint64_t)1024 * 512 * 2);
 }
 
 /* GPUPROBE_CPU_AMX off (any of the switch's words, read when the context
@@ -2092,6 +2109,7 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_cpu_bf16),
         cmocka_unit_test(test_cpu_bf16_off),
+        cmocka_unit_test(test_cpu_bf16_threads),
         cmocka_unit_test(test_autorange),
         cmocka_unit_test(test_steady_when_blocks_agree),
         cmocka_unit_test(test_warmup_bound),
