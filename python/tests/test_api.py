@@ -108,9 +108,18 @@ def test_matmul_cpu(gp):
     assert (rect.m, rect.n, rect.k, rect.dtype, rect.verified) == (8, 16, 24, "fp64", None)
 
 
+def cpu_has_amx():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+    except OSError:
+        return False
+    return "amx_bf16" in flags and "amx_tile" in flags
+
+
 def test_matmul_errors(gp):
     with pytest.raises(gp.UnsupportedError):
-        gp.matmul(64, "bf16", "cpu")
+        gp.matmul(64, "fp16", "cpu")
     with pytest.raises(gp.InvalidArgumentError, match=r"^unknown dtype 'fp12': one of fp32, fp64, tf32"):
         gp.matmul(64, "fp12", "cpu")
     with pytest.raises(gp.InvalidArgumentError, match=r"^min_runs is 0: out of range \(1 to 10000\)$"):
@@ -119,6 +128,17 @@ def test_matmul_errors(gp):
         gp.matmul(64, device="cpu", runs=3)
     with pytest.raises(TypeError):
         gp.matmul(64, device="cpu", seed="x")
+
+
+def test_matmul_bf16_on_the_cpu(gp):
+    # on AMX tiles where the CPU has them (the library's own gemm), else
+    # refused with the reason
+    if cpu_has_amx():
+        r = gp.matmul(64, "bf16", "cpu", min_runs=2, budget_ms=0)
+        assert (r.dtype, r.verified) == ("bf16", True) and "AMX-BF16" in r.backend
+    else:
+        with pytest.raises(gp.UnsupportedError, match="AMX-BF16"):
+            gp.matmul(64, "bf16", "cpu")
 
 
 def test_verification_failure_carries_the_result(tmp_path):
