@@ -88,6 +88,33 @@ static void observe_c(void *c, gp_elem ec, int64_t m, int64_t n)
 
 /* ---- correctness at awkward shapes -------------------------------------- */
 
+/* A and B as the protocol seeds them (seed 42; streams 1 and 2), in e. */
+static void seeded_inputs(gp_elem e, int64_t m, int64_t n, int64_t k, void **a, void **b)
+{
+    size_t es = gp_elem_size(e);
+    *a = malloc((size_t)(m * k) * es);
+    *b = malloc((size_t)(k * n) * es);
+    assert_non_null(*a);
+    assert_non_null(*b);
+    gp_fill_random(*a, e, (size_t)(m * k), 42, 1);
+    gp_fill_random(*b, e, (size_t)(k * n), 42, 2);
+}
+
+/* C[i][j] of A (m x k) B (k x n) in double, and the sum of the products'
+ * magnitudes in *mag. */
+static double naive_entry(const void *a, const void *b, gp_elem e, int64_t n, int64_t k,
+                          int64_t i, int64_t j, double *mag)
+{
+    double ref = 0;
+    *mag = 0;
+    for (int64_t p = 0; p < k; p++) {
+        double x = gp_elem_get(a, e, (size_t)(i * k + p)) * gp_elem_get(b, e, (size_t)(p * n + j));
+        ref += x;
+        *mag += fabs(x);
+    }
+    return ref;
+}
+
 static void check_shape(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t k,
                         gpuprobe_dtype dt)
 {
@@ -115,22 +142,12 @@ static void check_shape(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t k,
     assert_non_null(seen_c);
     assert_int_equal(seen_count, (size_t)(m * n));
     gp_elem e = dt == GPUPROBE_DTYPE_FP64 ? GP_ELEM_F64 : GP_ELEM_F32;
-    size_t es = gp_elem_size(e);
-    void *a = malloc((size_t)(m * k) * es), *b = malloc((size_t)(k * n) * es);
-    assert_non_null(a);
-    assert_non_null(b);
-    gp_fill_random(a, e, (size_t)(m * k), 42, 1);
-    gp_fill_random(b, e, (size_t)(k * n), 42, 2);
+    void *a = NULL, *b = NULL;
+    seeded_inputs(e, m, n, k, &a, &b);
     const int64_t pick[][2] = {{0, 0}, {m - 1, n - 1}, {m / 2, n / 3}, {m - 1, 0}};
     for (size_t t = 0; t < sizeof pick / sizeof pick[0]; t++) {
         int64_t i = pick[t][0], j = pick[t][1];
-        double ref = 0, mag = 0;
-        for (int64_t p = 0; p < k; p++) {
-            double x = gp_elem_get(a, e, (size_t)(i * k + p)) *
-                       gp_elem_get(b, e, (size_t)(p * n + j));
-            ref += x;
-            mag += fabs(x);
-        }
+        double mag = 0, ref = naive_entry(a, b, e, n, k, i, j, &mag);
         double got = seen_c[i * n + j];
         double tol = (dt == GPUPROBE_DTYPE_FP64 ? 1e-13 : 1e-5) * mag;
         if (!(fabs(got - ref) <= tol))
@@ -192,20 +209,11 @@ static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t 
     assert_int_equal(used, gp_amx_gemm_threads((size_t)threads, (size_t)m, (size_t)n, (size_t)k));
     assert_non_null(seen_c);
     assert_int_equal(seen_count, (size_t)(m * n));
-    uint16_t *a = malloc((size_t)(m * k) * 2), *b = malloc((size_t)(k * n) * 2);
-    assert_non_null(a);
-    assert_non_null(b);
-    gp_fill_random(a, GP_ELEM_BF16, (size_t)(m * k), 42, 1);
-    gp_fill_random(b, GP_ELEM_BF16, (size_t)(k * n), 42, 2);
+    void *a = NULL, *b = NULL;
+    seeded_inputs(GP_ELEM_BF16, m, n, k, &a, &b);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            double ref = 0, mag = 0;
-            for (int64_t p = 0; p < k; p++) {
-                double x = (double)gp_bf16_to_f32(a[i * k + p]) *
-                           (double)gp_bf16_to_f32(b[p * n + j]);
-                ref += x;
-                mag += fabs(x);
-            }
+            double mag = 0, ref = naive_entry(a, b, GP_ELEM_BF16, n, k, i, j, &mag);
             double got = seen_c[i * n + j];
             if (!(fabs(got - ref) <= (double)(k + 2) * 0x1p-23 * mag))
                 fail_msg("%lldx%lldx%lld bf16, %lld threads: C[%lld][%lld] = %.9g, "
