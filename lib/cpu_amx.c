@@ -67,7 +67,6 @@ uint64_t gp_amx_gemm_cost(size_t used)
 
 typedef struct amx_part {
     struct gp_amx_gemm *g;
-    pthread_t tid;
     size_t lo, hi;        /* its columns of C */
     uint16_t *ap, *bp;    /* packed A and B */
     float *cbuf;          /* an edge block of C */
@@ -77,13 +76,9 @@ struct gp_amx_gemm {
     size_t m, n, k;
     const uint16_t *a, *b;
     float *c;
-    size_t nthreads, started, used;
+    size_t nthreads, used;
     amx_part *p;
-    pthread_mutex_t mu;
-    pthread_cond_t go_cv, done_cv;
-    unsigned long gen;
-    int stop;
-    size_t done;
+    gp_pool *pool;        /* the threads of p[1..]; p[0] is the caller's */
 };
 
 /* ---- the kernels ---------------------------------------------------------- */
@@ -336,61 +331,22 @@ int gp_amx_bf16(const gpuprobe_context *ctx, char *why, size_t n)
 
 /* ---- the threads ------------------------------------------------------------ */
 
-static void *worker_main(void *arg)
+static void run_part(void *arg)
 {
     amx_part *p = arg;
-    struct gp_amx_gemm *g = p->g;
-    unsigned long seen = 0;
-    for (;;) {
-        pthread_mutex_lock(&g->mu);
-        while (g->gen == seen && !g->stop)
-            pthread_cond_wait(&g->go_cv, &g->mu);
-        int stop = g->stop;
-        seen = g->gen;
-        pthread_mutex_unlock(&g->mu);
-        if (stop)
-            return NULL;
-        part(g, p);
-        pthread_mutex_lock(&g->mu);
-        if (++g->done == g->started)
-            pthread_cond_signal(&g->done_cv);
-        pthread_mutex_unlock(&g->mu);
-    }
+    part(p->g, p);
 }
 
 void gp_amx_gemm_run(gp_amx_gemm *g)
 {
-    if (g->started > 0) {
-        pthread_mutex_lock(&g->mu);
-        g->done = 0;
-        g->gen++;
-        pthread_cond_broadcast(&g->go_cv);
-        pthread_mutex_unlock(&g->mu);
-    }
-    part(g, &g->p[0]);
-    if (g->started > 0) {
-        pthread_mutex_lock(&g->mu);
-        while (g->done < g->started)
-            pthread_cond_wait(&g->done_cv, &g->mu);
-        pthread_mutex_unlock(&g->mu);
-    }
+    gp_pool_run(g->pool, run_part, &g->p[0]);
 }
 
 void gp_amx_gemm_close(gp_amx_gemm *g)
 {
     if (!g)
         return;
-    if (g->started > 0) {
-        pthread_mutex_lock(&g->mu);
-        g->stop = 1;
-        pthread_cond_broadcast(&g->go_cv);
-        pthread_mutex_unlock(&g->mu);
-        for (size_t i = 1; i <= g->started; i++)
-            pthread_join(g->p[i].tid, NULL);
-    }
-    pthread_cond_destroy(&g->done_cv);
-    pthread_cond_destroy(&g->go_cv);
-    pthread_mutex_destroy(&g->mu);
+    gp_pool_close(g->pool);
     if (g->p)
         for (size_t i = 0; i < g->nthreads; i++) {
             free(g->p[i].ap);
@@ -419,9 +375,6 @@ gpuprobe_status gp_amx_gemm_open(gpuprobe_context *ctx, size_t threads, size_t m
     struct gp_amx_gemm *g = calloc(1, sizeof *g);
     if (!g)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the bf16 gemm");
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->go_cv, NULL);
-    pthread_cond_init(&g->done_cv, NULL);
     g->m = m;
     g->n = n;
     g->k = k;
@@ -452,25 +405,13 @@ gpuprobe_status gp_amx_gemm_open(gpuprobe_context *ctx, size_t threads, size_t m
                            i + 1, GP_AMX_A_BYTES + GP_AMX_B_BYTES + GP_AMX_C_BYTES);
         }
     }
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) {
+    gpuprobe_status st = GPUPROBE_OK;
+    if (g->nthreads > 1)
+        st = gp_pool_open(ctx, "bf16 gemm", run_part, &g->p[1], sizeof *g->p, g->nthreads - 1,
+                          GP_AMX_STACK, 1, &g->pool);
+    if (st != GPUPROBE_OK) {
         gp_amx_gemm_close(g);
-        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "pthread_attr_init failed");
-    }
-    (void)pthread_attr_setstacksize(&attr, GP_AMX_STACK);
-    int e = 0;
-    for (size_t i = 1; i < g->nthreads && e == 0; i++) {
-        e = pthread_create(&g->p[i].tid, &attr, worker_main, &g->p[i]);
-        if (e == 0)
-            g->started++;
-    }
-    pthread_attr_destroy(&attr);
-    if (e != 0) {
-        size_t failed = g->started + 2;
-        gp_amx_gemm_close(g);
-        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM,
-                       "starting bf16 gemm thread %zu of %zu: pthread_create failed: %s",
-                       failed, gp_amx_gemm_threads(threads, m, n, k), strerror(e));
+        return st;
     }
     *used = g->used;
     *out = g;

@@ -32,12 +32,10 @@
 
 /* The stack of a worker: the kernels need little. */
 #define GP_BW_STACK ((size_t)256 << 10)
-/* The most CPUs asked of sched_getaffinity(). */
-#define GP_BW_MAX_CPUS 8192
 /* Elements per part boundary: a 4 KiB page of doubles. */
 #define GP_BW_PART 512
 
-enum { CMD_INIT, CMD_PASS, CMD_CHECK, CMD_STOP };
+enum { CMD_INIT, CMD_PASS, CMD_CHECK };
 
 void (*gp_test_bw_corrupt)(double *a, double *b, double *c, size_t n);
 
@@ -45,7 +43,6 @@ struct cpu_bw;
 
 typedef struct bw_worker {
     struct cpu_bw *run;
-    pthread_t tid;
     size_t index;
     int cpu;                   /* the CPU to pin to, -1 none */
     int pinned;                /* it is */
@@ -57,18 +54,16 @@ typedef struct bw_worker {
 typedef struct cpu_bw {
     int *order;                /* allowed CPUs in placement order */
     size_t norder, cores;
-    size_t nthreads, started;
+    size_t nthreads;
     bw_worker *w;
+    gp_pool *pool;
     double *a, *b, *c;
     size_t n, map_bytes;
     unsigned ran;              /* tests that have run (GP_BW_BIT) */
-    /* the command every worker carries out */
-    pthread_mutex_t mu;
-    pthread_cond_t cmd_cv, done_cv;
-    unsigned long gen;
+    /* the command every worker carries out (gp_pool_run orders it) */
     int cmd;
     gpuprobe_bandwidth_test test;
-    size_t reps, done;
+    size_t reps;
     /* the barrier of a timed pass */
     atomic_uint arrived, phase;
     double t0, t1;
@@ -76,40 +71,12 @@ typedef struct cpu_bw {
 
 /* ---- placement ---------------------------------------------------------- */
 
-/* The allowed CPUs of the calling thread into a new bit set (*bits, of
- * *nbits bits). */
-static gpuprobe_status allowed_cpus(gpuprobe_context *ctx, unsigned char **bits, size_t *nbits)
-{
-    for (size_t n = 1024; n <= GP_BW_MAX_CPUS; n *= 2) {
-        cpu_set_t *set = CPU_ALLOC(n);
-        size_t size = CPU_ALLOC_SIZE(n);
-        if (!set)
-            break;
-        CPU_ZERO_S(size, set);
-        if (sched_getaffinity(0, size, set) == 0) {
-            *bits = calloc(1, n / 8);
-            for (size_t c = 0; *bits && c < n; c++)
-                if (CPU_ISSET_S(c, size, set))
-                    (*bits)[c / 8] |= (unsigned char)(1u << (c % 8));
-            CPU_FREE(set);
-            *nbits = n;
-            return *bits ? GPUPROBE_OK : gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
-                                                 "allocating the set of allowed CPUs");
-        }
-        int e = errno;
-        CPU_FREE(set);
-        if (e != EINVAL)
-            return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "sched_getaffinity failed: %s", strerror(e));
-    }
-    return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating a CPU set for sched_getaffinity");
-}
-
 /* Where the threads go, their number and the last-level caches there. */
 static gpuprobe_status place(gpuprobe_context *ctx, cpu_bw *r, gp_bw_job *job)
 {
     size_t nbits = 0;
     unsigned char *allowed = NULL;
-    gpuprobe_status st = allowed_cpus(ctx, &allowed, &nbits);
+    gpuprobe_status st = gp_host_allowed_cpus(ctx, &allowed, &nbits);
     if (st != GPUPROBE_OK)
         return st;
     r->order = malloc(nbits * sizeof *r->order);
@@ -135,9 +102,6 @@ static gpuprobe_status cpu_open(gpuprobe_context *ctx, gp_bw_job *job, void **st
     cpu_bw *r = calloc(1, sizeof *r);
     if (!r)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the bandwidth state");
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cmd_cv, NULL);
-    pthread_cond_init(&r->done_cv, NULL);
     gpuprobe_status st = place(ctx, r, job);
     if (st != GPUPROBE_OK)
         return cpu_release(ctx, r, st);
@@ -242,49 +206,29 @@ static void pin(bw_worker *w)
     CPU_FREE(set);
 }
 
-static void *worker_main(void *arg)
+/* A worker's share of the command: pinned first, before it writes its
+ * part of the arrays (first touch). */
+static void work(void *arg)
 {
     bw_worker *w = arg;
     cpu_bw *r = w->run;
-    unsigned long seen = 0;
-    pin(w);
-    for (;;) {
-        pthread_mutex_lock(&r->mu);
-        while (r->gen == seen)
-            pthread_cond_wait(&r->cmd_cv, &r->mu);
-        seen = r->gen;
-        int cmd = r->cmd;
-        gpuprobe_bandwidth_test t = r->test;
-        size_t reps = r->reps;
-        pthread_mutex_unlock(&r->mu);
-        if (cmd == CMD_STOP)
-            return NULL;
-        if (cmd == CMD_INIT)
-            init_part(r, w);
-        else if (cmd == CMD_PASS)
-            timed_pass(r, w, t, reps);
-        else
-            check_part(r, w);
-        pthread_mutex_lock(&r->mu);
-        if (++r->done == r->started)
-            pthread_cond_signal(&r->done_cv);
-        pthread_mutex_unlock(&r->mu);
+    if (r->cmd == CMD_INIT) {
+        pin(w);
+        init_part(r, w);
+    } else if (r->cmd == CMD_PASS) {
+        timed_pass(r, w, r->test, r->reps);
+    } else {
+        check_part(r, w);
     }
 }
 
-/* Every started worker carries out cmd; returns when all have. */
+/* Every worker carries out cmd; returns when all have. */
 static void command(cpu_bw *r, int cmd, gpuprobe_bandwidth_test t, size_t reps)
 {
-    pthread_mutex_lock(&r->mu);
     r->cmd = cmd;
     r->test = t;
     r->reps = reps;
-    r->done = 0;
-    r->gen++;
-    pthread_cond_broadcast(&r->cmd_cv);
-    while (cmd != CMD_STOP && r->done < r->started)
-        pthread_cond_wait(&r->done_cv, &r->mu);
-    pthread_mutex_unlock(&r->mu);
+    gp_pool_run(r->pool, NULL, NULL);
 }
 
 /* ---- the operations -------------------------------------------------------- */
@@ -322,22 +266,10 @@ static gpuprobe_status start_workers(gpuprobe_context *ctx, cpu_bw *r, int pin_t
     r->w = calloc(r->nthreads, sizeof *r->w);
     if (!r->w)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating %zu workers", r->nthreads);
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "pthread_attr_init failed");
-    (void)pthread_attr_setstacksize(&attr, GP_BW_STACK);
-    int e = 0;
-    for (size_t i = 0; i < r->nthreads && e == 0; i++) {
+    for (size_t i = 0; i < r->nthreads; i++)
         split(r, &r->w[i], i, pin_threads);
-        e = pthread_create(&r->w[i].tid, &attr, worker_main, &r->w[i]);
-        if (e == 0)
-            r->started++;
-    }
-    pthread_attr_destroy(&attr);
-    if (e != 0)
-        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "starting bandwidth thread %zu of %zu: "
-                       "pthread_create failed: %s", r->started + 1, r->nthreads, strerror(e));
-    return GPUPROBE_OK;
+    return gp_pool_open(ctx, "bandwidth", work, r->w, sizeof *r->w, r->nthreads, GP_BW_STACK, 0,
+                        &r->pool);
 }
 
 /* The method: kernels, threads and where they run. */
@@ -408,18 +340,11 @@ static gpuprobe_status cpu_release(gpuprobe_context *ctx, void *state, gpuprobe_
 {
     (void)ctx;
     cpu_bw *r = state;
-    if (r->started) {
-        command(r, CMD_STOP, GPUPROBE_BANDWIDTH_TEST_READ, 0);
-        for (size_t i = 0; i < r->started; i++)
-            pthread_join(r->w[i].tid, NULL);
-    }
+    gp_pool_close(r->pool);
     double *arrays[3] = {r->a, r->b, r->c};
     for (int i = 0; i < 3; i++)
         if (arrays[i])
             munmap(arrays[i], r->map_bytes);
-    pthread_cond_destroy(&r->done_cv);
-    pthread_cond_destroy(&r->cmd_cv);
-    pthread_mutex_destroy(&r->mu);
     free(r->w);
     free(r->order);
     free(r);

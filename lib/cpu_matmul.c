@@ -33,12 +33,10 @@
 #include "cpu_blas.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,13 +65,7 @@ typedef struct cpu_run {
  * process may run on (its affinity, which a cgroup's cpuset narrows). */
 static size_t amx_threads(const gp_mm_job *job)
 {
-    if (job->cpu_threads > 0)
-        return (size_t)job->cpu_threads;
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (size_t)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (size_t)n : 1;
+    return job->cpu_threads > 0 ? (size_t)job->cpu_threads : gp_host_allowed_count();
 }
 
 static gpuprobe_status amx_needs(gpuprobe_context *ctx, const gp_mm_job *job,

@@ -3,8 +3,10 @@
  * measurement needs them, from sysfs under the sysroot test seam: the
  * order threads are placed in (one CPU of each core first, then the other
  * CPUs of the cores), the last-level caches of the CPUs used, and the
- * memory modules of the DMI (SMBIOS) tables with their speed. The parsers
- * are pure and fuzzed. Floor 2 (the host's files).
+ * memory modules of the DMI (SMBIOS) tables with their speed; and the
+ * CPUs this process may run on (its affinity mask), which the bandwidth's
+ * and the bf16 gemm's threads count. The parsers are pure and fuzzed.
+ * Floor 2 (the host's files).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
@@ -16,9 +18,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- parsers ---------------------------------------------------------- */
 
@@ -138,6 +142,66 @@ int gp_parse_dmi_memory_device(const unsigned char *raw, size_t len, gp_dmi_modu
 }
 
 /* ---- threads' CPUs ------------------------------------------------------ */
+
+/* The most CPUs asked of sched_getaffinity(). */
+#define GP_MAX_CPUS 8192
+
+/* The calling thread's mask into a new set (*set of *n CPUs, *size
+ * bytes; CPU_FREE by the caller): the smallest size from 1024 CPUs up
+ * that the kernel takes. 0, or an error number (ENOMEM, or the call's). */
+static int affinity(cpu_set_t **set, size_t *n, size_t *size)
+{
+    for (*n = 1024; *n <= GP_MAX_CPUS; *n *= 2) {
+        if (!(*set = CPU_ALLOC(*n)))
+            return ENOMEM;
+        *size = CPU_ALLOC_SIZE(*n);
+        CPU_ZERO_S(*size, *set);
+        if (sched_getaffinity(0, *size, *set) == 0)
+            return 0;
+        int e = errno;
+        CPU_FREE(*set);
+        *set = NULL;
+        if (e != EINVAL)
+            return e;
+    }
+    return ENOMEM;
+}
+
+gpuprobe_status gp_host_allowed_cpus(gpuprobe_context *ctx, unsigned char **bits,
+                                     size_t *nbits)
+{
+    cpu_set_t *set;
+    size_t n, size;
+    int e = affinity(&set, &n, &size);
+    if (e == ENOMEM)
+        return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
+                       "allocating a CPU set for sched_getaffinity");
+    if (e != 0)
+        return gp_fail(ctx, GPUPROBE_ERR_SYSTEM, "sched_getaffinity failed: %s", strerror(e));
+    *bits = calloc(1, n / 8);
+    for (size_t c = 0; *bits && c < n; c++)
+        if (CPU_ISSET_S(c, size, set))
+            (*bits)[c / 8] |= (unsigned char)(1u << (c % 8));
+    CPU_FREE(set);
+    *nbits = n;
+    return *bits ? GPUPROBE_OK
+                 : gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the set of allowed CPUs");
+}
+
+size_t gp_host_allowed_count(void)
+{
+    cpu_set_t *set;
+    size_t n, size;
+    if (affinity(&set, &n, &size) == 0) {
+        int count = CPU_COUNT_S(size, set);
+        CPU_FREE(set);
+        if (count > 0)
+            return (size_t)count;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (size_t)online : 1;
+}
+
 
 static int in_set(const unsigned char *set, size_t nbits, size_t c)
 {

@@ -299,7 +299,8 @@ double gp_cpu_flops_per_cycle(int simd, gpuprobe_dtype dtype);
 double gp_gpu_flops_per_clock_sm(int cc_major, int cc_minor,
                                  gpuprobe_dtype dtype);
 
-/* ==== Floor 2: the dlopen seam and the host (dl.c, host.c) ============== */
+/* ==== Floor 2: the dlopen seam and the host (dl.c, host.c, host_cpu.c,
+ * pool.c) ================================================================ */
 
 /* ---- dl.c ---- */
 
@@ -388,6 +389,45 @@ int gp_read_file(const char *sysroot, const char *path, char *buf, size_t size);
  * (*out, freed by the caller); -1 with errno set on error, EFBIG when it
  * holds more than max bytes. */
 int gp_read_text(const char *sysroot, const char *path, size_t max, char **out);
+
+/* ---- host_cpu.c: the CPUs this process may run on (the rest of the
+ * file, the bandwidth's topology and memory modules, is declared in
+ * bandwidth_internal.h) ---- */
+
+/* The calling thread's affinity mask (sched_getaffinity(), which a
+ * cgroup's cpuset narrows) as a new bit set: *bits (freed by the caller)
+ * of *nbits bits. GPUPROBE_ERR_SYSTEM or GPUPROBE_ERR_OUT_OF_MEMORY with a
+ * message on failure. */
+gpuprobe_status gp_host_allowed_cpus(gpuprobe_context *ctx, unsigned char **bits,
+                                     size_t *nbits);
+/* How many CPUs that mask holds; the online count when it cannot be read;
+ * at least 1. */
+size_t gp_host_allowed_count(void);
+
+/* ---- pool.c: worker threads that run one function together ---- */
+
+typedef struct gp_pool gp_pool;
+typedef void (*gp_pool_fn)(void *arg);
+/* Starts `workers` threads of `stack` bytes of stack; on each run worker
+ * i calls fn((char *)args + i * stride). caller_too says the caller runs a
+ * share of its own in gp_pool_run() (it numbers the threads in the
+ * message). With no workers the pool only runs the caller's share. On
+ * failure no thread is left: GPUPROBE_ERR_OUT_OF_MEMORY, or
+ * GPUPROBE_ERR_SYSTEM "starting <what> thread I of N: pthread_create
+ * failed: ...". */
+gpuprobe_status gp_pool_open(gpuprobe_context *ctx, const char *what, gp_pool_fn fn,
+                             void *args, size_t stride, size_t workers, size_t stack,
+                             int caller_too, gp_pool **out);
+/* One run: every worker calls fn, the caller own(own_arg) if own is not
+ * NULL; returns when all have. p may be NULL (no workers). */
+void gp_pool_run(gp_pool *p, gp_pool_fn own, void *own_arg);
+/* Stops and joins the workers and frees the pool; NULL is a no-op. */
+void gp_pool_close(gp_pool *p);
+
+/* Test seam: when set and it returns an error number for worker index i,
+ * starting that worker fails with it, as pthread_create() would (fault
+ * injection). Set by unit tests only. */
+extern int (*gp_test_pool_start)(size_t index);
 
 /* ==== Floor 3: loaders (cuda_loader.c, cuda_device.c, nvml.c, cpu_blas.c) ====
  *
