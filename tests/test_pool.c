@@ -30,6 +30,10 @@
 #include "cpu_amx.h"
 #include "bandwidth_check.h"
 
+/* The workers' stack: the bandwidth's size (under AddressSanitizer a
+ * thread of 64 KiB cannot be started). */
+#define STACK ((size_t)256 << 10)
+
 static gpuprobe_context *new_ctx(void)
 {
     gpuprobe_context *ctx = NULL;
@@ -80,7 +84,7 @@ static void every_worker_runs(void **state)
     gp_pool *p = NULL;
     calls_of_fn = 0;
     assert_int_equal(gp_pool_open(ctx, "test", note, shares, sizeof shares[0], WORKERS,
-                                  (size_t)256 << 10, 1, &p),
+                                  STACK, 1, &p),
                      GPUPROBE_OK);
     assert_non_null(p);
     assert_int_equal(calls_of_fn, 0); /* nothing runs before a run */
@@ -116,7 +120,7 @@ static void no_workers(void **state)
     share own;
     memset(&own, 0, sizeof own);
     gp_pool *p = NULL;
-    assert_int_equal(gp_pool_open(ctx, "test", note, NULL, 0, 0, 65536, 1, &p), GPUPROBE_OK);
+    assert_int_equal(gp_pool_open(ctx, "test", note, NULL, 0, 0, STACK, 1, &p), GPUPROBE_OK);
     gp_pool_run(p, note, &own);
     gp_pool_run(NULL, note, &own);
     assert_int_equal(own.runs, 2);
@@ -150,7 +154,7 @@ static void start_failure(void **state)
             calls_of_fn = 0;
             gp_pool *p = (gp_pool *)&p;
             assert_int_equal(gp_pool_open(ctx, "test", note, shares, sizeof shares[0], WORKERS,
-                                          65536, caller_too, &p),
+                                          STACK, caller_too, &p),
                              GPUPROBE_ERR_SYSTEM);
             assert_null(p);
             /* it stopped at the failure, and the workers started before it
@@ -179,7 +183,8 @@ static void bandwidth_start_failure(void **state)
     gpuprobe_bandwidth_result *r = (gpuprobe_bandwidth_result *)&r;
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_SYSTEM);
     assert_null(r);
-    assert_contains(gpuprobe_last_error(ctx), "starting bandwidth thread 2 of 3: pthread_create failed");
+    assert_contains(gpuprobe_last_error(ctx),
+                    "starting bandwidth thread 2 of 3: pthread_create failed");
     gp_test_pool_start = NULL;
     assert_int_equal(gpuprobe_bandwidth_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
     assert_non_null(r);
@@ -215,7 +220,8 @@ static void amx_start_failure(void **state)
     gpuprobe_matmul_result *r = (gpuprobe_matmul_result *)&r;
     assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_SYSTEM);
     assert_null(r);
-    assert_contains(gpuprobe_last_error(ctx), "starting bf16 gemm thread 2 of 2: pthread_create failed");
+    assert_contains(gpuprobe_last_error(ctx),
+                    "starting bf16 gemm thread 2 of 2: pthread_create failed");
     gp_test_pool_start = NULL;
     assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_OK);
     gpuprobe_matmul_result_destroy(r);
