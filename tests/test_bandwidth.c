@@ -27,25 +27,13 @@
 #include <cmocka.h>
 
 #include "bandwidth_internal.h"
+#include "unit_check.h"
 #include "bandwidth_check.h"
 
 #include "sysroot_util.h"
 
 #define KiB ((int64_t)1 << 10)
 #define MiB ((int64_t)1 << 20)
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    return ctx;
-}
-
-static void assert_contains(const char *text, const char *part)
-{
-    if (!text || !strstr(text, part))
-        fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", part);
-}
 
 static gpuprobe_bandwidth_result *run_ok(gpuprobe_context *ctx, const gpuprobe_bandwidth_options *o)
 {

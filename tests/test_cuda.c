@@ -28,16 +28,10 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
 #endif
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    return ctx;
-}
 
 static gpuprobe_cuda_cause cause_of(gpuprobe_context *ctx, const char **detail)
 {

@@ -23,15 +23,8 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #include "sysroot_util.h"
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    assert_non_null(ctx);
-    return ctx;
-}
 
 /* ---- the CPU ---- */
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
 #endif
@@ -139,14 +140,6 @@ static int teardown(void **state)
     /* No call of the test changed OpenBLAS's process-wide thread count. */
     assert_int_equal(openblas_get_num_threads(), blas_threads_before);
     return 0;
-}
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    assert_non_null(ctx);
-    return ctx;
 }
 
 /* The calls that need CUDA fail cleanly; the CPU path works. */

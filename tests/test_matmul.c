@@ -25,18 +25,12 @@
 #include <unistd.h>
 
 #include "gpuprobe.h"
+#include "unit_check.h"
 #include "matmul_backend.h"
 #include "cpu_amx.h"
 #include "sysroot_util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    return ctx;
-}
 
 static gpuprobe_matmul_options *small_opts(int64_t m, int64_t n, int64_t k,
                                            gpuprobe_dtype dt)

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #ifdef GPUPROBE_HAVE_CUDA
 #include "cuda_loader.h"
 #endif
@@ -32,13 +33,6 @@
 #define KB UINT64_C(1024)
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    return ctx;
-}
 
 
 /* A sysroot with /proc/meminfo of 16 GiB total, 12 GiB available. */

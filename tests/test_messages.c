@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #include "sysroot_util.h"
 
 #define GiB (UINT64_C(1) << 30)
@@ -46,13 +47,6 @@ static void assert_printable(const char *what, const char *msg)
         if (*p < 0x20 || *p > 0x7e)
             fail_msg("%s: byte 0x%02x at offset %zu is not printable ASCII",
                      what, *p, (size_t)((const char *)p - msg));
-}
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    return ctx;
 }
 
 static int setup(void **state)

@@ -27,25 +27,13 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #include "cpu_amx.h"
 #include "bandwidth_check.h"
 
 /* The workers' stack: the bandwidth's size (under AddressSanitizer a
  * thread of 64 KiB cannot be started). */
 #define STACK ((size_t)256 << 10)
-
-static gpuprobe_context *new_ctx(void)
-{
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    return ctx;
-}
-
-static void assert_contains(const char *text, const char *part)
-{
-    if (!text || !strstr(text, part))
-        fail_msg("\"%s\" does not contain \"%s\"", text ? text : "(null)", part);
-}
 
 /* What one share records: how often it ran, and on which thread. */
 typedef struct share {

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "unit_check.h"
 #include "sysroot_util.h"
 
 #define GB UINT64_C(1000000000)
@@ -59,10 +60,10 @@ static const gp_fake_cuda_device tie_devs[] = {
 };
 static const gp_fake_cuda tie = {GPUPROBE_CUDA_AVAILABLE, "", 3, tie_devs};
 
-static gpuprobe_context *new_ctx(const gp_fake_cuda *f)
+/* A new context that sees the fake CUDA f (NULL: the real one). */
+static gpuprobe_context *fake_ctx(const gp_fake_cuda *f)
 {
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    gpuprobe_context *ctx = new_ctx();
     if (f)
         gp_test_set_cuda(ctx, f);
     return ctx;
@@ -117,12 +118,6 @@ static const char *expect_fail(gpuprobe_context *ctx, const char *spec,
     return msg;
 }
 
-static void assert_contains(const char *hay, const char *needle)
-{
-    if (!strstr(hay, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
-}
-
 static void assert_printable_ascii(const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
@@ -135,7 +130,7 @@ static void assert_printable_ascii(const char *s)
 static void test_no_gpu(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&no_driver);
+    gpuprobe_context *ctx = fake_ctx(&no_driver);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     assert_contains(why, "auto: CUDA not usable (");
@@ -165,7 +160,7 @@ static const gp_fake_cuda available_none = {GPUPROBE_CUDA_AVAILABLE, "", 0, NULL
 static void test_available_without_devices(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&available_none);
+    gpuprobe_context *ctx = fake_ctx(&available_none);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     char want[256];
@@ -180,7 +175,7 @@ static void test_available_without_devices(void **state)
 static void test_one_gpu(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&one);
+    gpuprobe_context *ctx = fake_ctx(&one);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 0);
     assert_string_equal(why, "auto: cuda:0 (Sim One), 30.0 GB free, the only CUDA device");
@@ -201,7 +196,7 @@ static void test_one_gpu(void **state)
 static void test_two_gpus_most_free(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 1);
     assert_contains(why, "cuda:1 (Sim Big)");
@@ -218,7 +213,7 @@ static void test_two_gpus_most_free(void **state)
 static void test_tie_lowest_ordinal(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&tie);
+    gpuprobe_context *ctx = fake_ctx(&tie);
     assert_int_equal(pick(ctx, "auto", NULL, 0, NULL), 1);
     assert_int_equal(pick(ctx, "cuda", NULL, 0, NULL), 1);
     gpuprobe_context_destroy(ctx);
@@ -229,7 +224,7 @@ static void test_tie_lowest_ordinal(void **state)
 static void test_requirements_skip(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&mixed);
+    gpuprobe_context *ctx = fake_ctx(&mixed);
     const char *why = NULL;
     /* no requirement: the old big one has more free memory */
     assert_int_equal(pick(ctx, "auto", NULL, 0, NULL), 0);
@@ -269,7 +264,7 @@ static void test_requirements_skip(void **state)
 static void test_requirements_fit(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     const char *why = NULL;
     /* 7 B fp16 for inference needs 16.8 GB: only Sim Big (70 GB) fits,
      * and it would win anyway; ask cuda:0 explicitly to see it fail. */
@@ -337,7 +332,7 @@ static void test_requirements_model(void **state)
         {"Sim Small", 8, 0, 8 * GB, 3 * GB, 0},
     };
     static const gp_fake_cuda three = {GPUPROBE_CUDA_AVAILABLE, "", 3, devs};
-    gpuprobe_context *ctx = new_ctx(&three);
+    gpuprobe_context *ctx = fake_ctx(&three);
     gpuprobe_model *m = NULL;
     assert_int_equal(gpuprobe_model_create(&m), GPUPROBE_OK);
     assert_int_equal(gpuprobe_model_set(m, GPUPROBE_MODEL_PARAMS, 1000000000), GPUPROBE_OK);
@@ -385,7 +380,7 @@ static void test_requirements_model(void **state)
 static void test_nothing_fits(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
     req.min_free_bytes = UINT64_C(1000000000000000); /* 1 PB */
     const char *msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
@@ -396,7 +391,7 @@ static void test_nothing_fits(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* no CUDA and the CPU fails: the message says both */
-    ctx = new_ctx(&no_driver);
+    ctx = fake_ctx(&no_driver);
     msg = expect_fail(ctx, "auto", &req, 0, GPUPROBE_ERR_NO_FIT);
     assert_contains(msg, "CUDA not usable");
     assert_contains(msg, "cpu: ");
@@ -406,7 +401,7 @@ static void test_nothing_fits(void **state)
 static void test_all_hidden(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&hidden);
+    gpuprobe_context *ctx = fake_ctx(&hidden);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     assert_contains(why, gpuprobe_cuda_cause_string(GPUPROBE_CUDA_DEVICES_HIDDEN));
@@ -434,7 +429,7 @@ static const gp_fake_cuda many = {GPUPROBE_CUDA_AVAILABLE, "", 16, many_devs};
 static void test_many_devices_bounded(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&many);
+    gpuprobe_context *ctx = fake_ctx(&many);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 15);
 
@@ -473,7 +468,7 @@ static char *cpu_sysroot(const char *meminfo)
 
 static gpuprobe_context *ctx_with_sysroot(const gp_fake_cuda *f, const char *root)
 {
-    gpuprobe_context *ctx = new_ctx(f);
+    gpuprobe_context *ctx = fake_ctx(f);
     gp_test_set_sysroot(ctx, root);
     return ctx;
 }
@@ -614,7 +609,7 @@ static const gp_fake_cuda edge = {GPUPROBE_CUDA_AVAILABLE, "", 3, edge_devs};
 static void test_messages_exact(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&edge);
+    gpuprobe_context *ctx = fake_ctx(&edge);
     const char *why = NULL;
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
     /* 999 B and 1.0 kB; an unnamed device is its spec; names cut at 64 */
@@ -653,7 +648,7 @@ static void test_messages_exact(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* ranking without and with requirements */
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 1);
     assert_string_equal(why, "auto: cuda:1 (Sim Big) has the most free memory "
                              "(70.0 GB) of 2 CUDA devices");
@@ -677,7 +672,7 @@ static void test_messages_exact(void **state)
                              "compute capability 8.6 < 8.7 required");
     gpuprobe_context_destroy(ctx);
 
-    ctx = new_ctx(&one);
+    ctx = fake_ctx(&one);
     msg = expect_fail(ctx, "cuda:1", NULL, 0, GPUPROBE_ERR_NOT_FOUND);
     assert_string_equal(msg, "cuda:1 was requested but only 1 CUDA device is visible "
                          "(cuda:0)");
@@ -687,7 +682,7 @@ static void test_messages_exact(void **state)
     static char detail[401];
     memset(detail, 'D', 400);
     gp_fake_cuda long_detail = {GPUPROBE_CUDA_NO_DRIVER, detail, 0, NULL};
-    ctx = new_ctx(&long_detail);
+    ctx = fake_ctx(&long_detail);
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     char shown[320];
     memset(shown, 'D', 300);
@@ -701,7 +696,7 @@ static void test_messages_exact(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* spec messages: which rule was broken */
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     msg = expect_fail(ctx, "\x7f", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_contains(msg, "control or non-ASCII byte");
     msg = expect_fail(ctx, "cu da", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
@@ -732,7 +727,7 @@ static void test_messages_exact(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* decimal units: a whole unit at 1000, halves rounded up */
-    ctx = new_ctx(&edge); /* cuda:0 has 999 bytes free */
+    ctx = fake_ctx(&edge); /* cuda:0 has 999 bytes free */
     static const struct {
         uint64_t bytes;
         const char *text;
@@ -749,7 +744,7 @@ static void test_messages_exact(void **state)
     gpuprobe_context_destroy(ctx);
 
     /* a minor-only compute capability requirement is a requirement */
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     gpuprobe_requirements minor = GPUPROBE_REQUIREMENTS_INIT;
     minor.min_cc_minor = 1;
     assert_int_equal(pick(ctx, "auto", &minor, 0, &why), 1);
@@ -765,7 +760,7 @@ static void test_env_override(void **state)
     const char *why = NULL;
 
     setenv("GPUPROBE_DEVICE", "cpu", 1);
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE"); /* read at create: later changes are ignored */
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     assert_contains(why, "GPUPROBE_DEVICE");
@@ -778,7 +773,7 @@ static void test_env_override(void **state)
     gpuprobe_context_destroy(ctx);
 
     setenv("GPUPROBE_DEVICE", "cuda:0", 1);
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
     assert_int_equal(pick(ctx, "cpu", NULL, 0, &why), 0);
     assert_contains(why, "cuda:0 (from GPUPROBE_DEVICE)");
@@ -786,7 +781,7 @@ static void test_env_override(void **state)
 
     /* empty is the same as unset: the program's spec stands */
     setenv("GPUPROBE_DEVICE", "", 1);
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
     assert_int_equal(pick(ctx, "cpu", NULL, 0, &why), -1);
     assert_null(strstr(why, "GPUPROBE_DEVICE"));
@@ -794,7 +789,7 @@ static void test_env_override(void **state)
 
     /* malformed */
     setenv("GPUPROBE_DEVICE", "gpu", 1);
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
     const char *msg = expect_fail(ctx, "auto", NULL, 0,
                                   GPUPROBE_ERR_INVALID_ARGUMENT);
@@ -805,7 +800,7 @@ static void test_env_override(void **state)
 
     /* explicit but unusable: no silent fallback */
     setenv("GPUPROBE_DEVICE", "cuda", 1);
-    ctx = new_ctx(&no_driver);
+    ctx = fake_ctx(&no_driver);
     unsetenv("GPUPROBE_DEVICE");
     msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_CUDA_UNAVAILABLE);
     assert_contains(msg, "GPUPROBE_DEVICE");
@@ -818,7 +813,7 @@ static void test_env_override(void **state)
     memcpy(longv, "cuda:", 5);
     longv[sizeof longv - 1] = '\0';
     setenv("GPUPROBE_DEVICE", longv, 1);
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
     msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_contains(msg, "GPUPROBE_DEVICE");
@@ -833,7 +828,7 @@ static void test_env_override(void **state)
     memset(over, 'z', sizeof over - 1);
     over[sizeof over - 1] = '\0';
     setenv("GPUPROBE_DEVICE", over, 1);
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
     msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_contains(msg, "longer than 255 bytes");
@@ -844,7 +839,7 @@ static void test_env_override(void **state)
     memset(edge, 'y', sizeof edge - 1);
     edge[sizeof edge - 1] = '\0';
     setenv("GPUPROBE_DEVICE", edge, 1);
-    ctx = new_ctx(&two);
+    ctx = fake_ctx(&two);
     unsetenv("GPUPROBE_DEVICE");
     msg = expect_fail(ctx, "auto", NULL, 0, GPUPROBE_ERR_INVALID_ARGUMENT);
     assert_true(strstr(msg, "longer than 255") == NULL);
@@ -864,7 +859,7 @@ static void test_malformed_specs(void **state)
         " cuda", "cuda ", "cuda: 1", "cuda:1 ", "auto\n", "cuda:0x1", "cuda:1e3",
         "mps", "cuda:-0", "cuda::1", "cpu,cuda",
     };
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *msg = expect_fail(ctx, bad[i], NULL, 0,
                                       GPUPROBE_ERR_INVALID_ARGUMENT);
@@ -976,7 +971,7 @@ static void test_bad_arguments(void **state)
     size_t dev = NOT_SET;
     assert_int_equal(gpuprobe_select(NULL, "auto", NULL, 0, &dev, NULL),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     assert_int_equal(gpuprobe_select(ctx, "auto", NULL, 0, NULL, NULL),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     const char *msg = expect_fail(ctx, "auto", NULL, 2,
@@ -1079,7 +1074,7 @@ static void test_bad_arguments(void **state)
 static void test_requirement_order_unknown(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     gpuprobe_requirements req = GPUPROBE_REQUIREMENTS_INIT;
     req.max_utilization = 50;
     req.no_other_process = 1;
@@ -1101,13 +1096,13 @@ static void test_unusable_detail_shown(void **state)
     char want[256];
     const char *why = NULL;
 
-    gpuprobe_context *ctx = new_ctx(&bare);
+    gpuprobe_context *ctx = fake_ctx(&bare);
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     snprintf(want, sizeof want, "auto: CUDA not usable (%s); using cpu", cause);
     assert_string_equal(why, want);
     gpuprobe_context_destroy(ctx);
 
-    ctx = new_ctx(&terse);
+    ctx = fake_ctx(&terse);
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), -1);
     snprintf(want, sizeof want, "auto: CUDA not usable (%s: x); using cpu", cause);
     assert_string_equal(why, want);
@@ -1119,7 +1114,7 @@ static void test_unusable_detail_shown(void **state)
 static void test_failed_select_clears_reason(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(&two);
+    gpuprobe_context *ctx = fake_ctx(&two);
     const char *why = NULL;
     assert_int_equal(pick(ctx, "auto", NULL, 0, &why), 1);
     assert_true(strlen(why) > 0);
@@ -1162,7 +1157,7 @@ static void test_reason_cut_at_every_length(void **state)
         memcpy(names, letters, len);
         names[len] = '\0';
         devs[3].name = names;
-        gpuprobe_context *ctx = new_ctx(&fleet);
+        gpuprobe_context *ctx = fake_ctx(&fleet);
         const char *why = NULL;
         assert_int_equal(pick(ctx, "auto", &req, 0, &why), 4);
         size_t n = strlen(why);
@@ -1188,7 +1183,7 @@ static void test_reason_cut_at_every_length(void **state)
 static void test_real_machine(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = new_ctx(NULL);
+    gpuprobe_context *ctx = fake_ctx(NULL);
     gpuprobe_cuda_cause cause = GPUPROBE_CUDA_OTHER;
     const char *detail = NULL;
     assert_int_equal(gpuprobe_cuda_status(ctx, &cause, &detail), GPUPROBE_OK);
