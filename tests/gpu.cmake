@@ -13,3 +13,15 @@ if(TARGET cuda_info)
   add_test(NAME bench.runstat_cuda_info COMMAND runstat 3 cuda_info -- $<TARGET_FILE:cuda_info>)
   set_tests_properties(bench.runstat_cuda_info PROPERTIES PASS_REGULAR_EXPRESSION "\"median_ms\": [0-9.]+, .*\"failures\": 0")
 endif()
+
+# scripts/lib/carried_tests.py, which scripts/gpu-check uses to run the unit
+# tests of a build carried to a GPU machine: on a tree whose ctest files
+# name paths that do not exist here (tests/tools/carried_tests_check.py).
+include(${CMAKE_CURRENT_LIST_DIR}/tools/run.cmake)
+if(GPUPROBE_PYTHON3)
+  add_test(NAME bench.carried_tests
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/carried_tests_check.py
+      ${PROJECT_SOURCE_DIR}/scripts/lib/carried_tests.py ${CMAKE_CTEST_COMMAND}
+      ${CMAKE_CURRENT_BINARY_DIR}/carried_tests_check)
+  set_tests_properties(bench.carried_tests PROPERTIES TIMEOUT 120)
+endif()

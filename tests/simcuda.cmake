@@ -827,6 +827,34 @@ if(TARGET capacity_probe)
   simcuda_test_fleet(scenario.capacity_probe.driver_keeps_more "[gpu];preset=L4;alloc_reserve=1GiB")
 endif()
 
+# scripts/gpu-check itself, on a simulated H200 (the script's own logic:
+# the GPU's figures are the simulation's). The steps --steps names run in
+# its order; the one --deadline leaves too little time for is named as not
+# run; the summary comes last with each step's seconds; a step that needs
+# nvidia-smi says it is skipped. Unknown steps and deadlines are refused.
+if(TARGET capacity_probe AND TARGET gpuprobe-info AND GPUPROBE_PYTHON3)
+  set(gpu_check ${PROJECT_SOURCE_DIR}/scripts/gpu-check --build ${PROJECT_BINARY_DIR})
+  add_test(NAME scenario.gpu_check.steps COMMAND ${GPUPROBE_RUN}
+    --out "===== 3\\. capacity[^\n]*\n(.*\n)*===== 7\\. probe without touching"
+    --out "\ncapacity fp16 \\(never above, within 2%\\) +pass predicted "
+    --out "\nprobe without touching +skipped \\(no usable GPU or no nvidia-smi\\)"
+    --out "\nstep 3b \\(fit\\) +not run: [0-9]+ s of --deadline 100 left, it is allowed 120\n"
+    --out "\nseconds per step: 3 capacity [0-9]+ s, 7 touch [0-9]+ s; in all [0-9]+ s\n"
+    --no-out "===== (2|3b|4|5|5b|5c|6)\\."
+    -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check --steps capacity,7,3b --deadline 100)
+  simcuda_test_env(scenario.gpu_check.steps)
+  simcuda_test_fleet(scenario.gpu_check.steps "[gpu];preset=H200")
+  add_test(NAME scenario.gpu_check.bad_step COMMAND ${GPUPROBE_RUN} --rc 2 --out-empty
+    --err "^gpu-check: unknown step '9' \\(2 3 3b 4 5 5b 5c 6 7, or suite "
+    -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check-bad --steps 3,9)
+  add_test(NAME scenario.gpu_check.bad_deadline COMMAND ${GPUPROBE_RUN} --rc 2 --out-empty
+    --err "^gpu-check: --deadline wants whole seconds, not '1e3'\n$"
+    -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check-bad --deadline 1e3)
+  foreach(t steps bad_step bad_deadline)
+    set_tests_properties(scenario.gpu_check.${t} PROPERTIES LABELS scenario TIMEOUT 240)
+  endforeach()
+endif()
+
 # gpuprobe-nfd's queries (tools/nfd) on a simulated node: which GPUs get a
 # context, memory or work, from the simulation's state and call log. The
 # labels of simulated nodes, whole-command: tools.nfd.labels_sim_* (the end

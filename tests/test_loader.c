@@ -56,12 +56,15 @@
 #endif
 #include "sysroot_util.h"
 
-#ifndef GP_FAKELIB_DIR
-#error "GP_FAKELIB_DIR must name the fake libraries' directory (tests/fakelib.cmake)"
-#endif
+#include "fakelib_dir.h" /* GP_FAKELIB_DIR, found where the build is */
 
-/* ---- the seam: where libcuda.so.1 and libopenblas.so.0 come from ---- */
+/* ---- the seam: where libcuda.so.1 and libopenblas.so.0 come from ----
+ * NVML never comes from the machine: where it answers (a GPU machine, or
+ * the simulated stack on the loader's path), the library takes a failed
+ * cuInit for something other than a missing kernel driver, which these
+ * tests are not about. It is looked for in the empty sysroot instead. */
 
+static char root[64]; /* an empty sysroot */
 static char cuda_path[GP_PATH_LEN];     /* "" = the system's */
 static char openblas_path[GP_PATH_LEN]; /* "" = the system's */
 static size_t cuda_opens;
@@ -75,10 +78,13 @@ static void *redirect_dlopen(const char *file, int mode)
     }
     if (strcmp(file, "libopenblas.so.0") == 0 && openblas_path[0])
         return dlopen(openblas_path, mode);
+    if (strcmp(file, "libnvidia-ml.so.1") == 0) {
+        char absent[GP_PATH_LEN];
+        snprintf(absent, sizeof absent, "%s/libnvidia-ml.so.1", root);
+        return dlopen(absent, mode);
+    }
     return dlopen(file, mode);
 }
-
-static char root[64]; /* an empty sysroot */
 
 static int setup(void **state)
 {

@@ -34,9 +34,7 @@
 #include "internal.h"
 #include "nvml.h"
 
-#ifndef GP_FAKELIB_DIR
-#error "GP_FAKELIB_DIR must name the fake libraries' directory (tests/fakelib.cmake)"
-#endif
+#include "fakelib_dir.h" /* GP_FAKELIB_DIR, found where the build is */
 
 /* ---- the scripted NVML ------------------------------------------------- */
 
