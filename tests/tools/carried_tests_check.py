@@ -5,8 +5,9 @@
 usage: carried_tests_check.py SCRIPT CTEST WORKDIR
 
 Writes a small build tree whose ctest files name /nonexistent/old/...:
-two unit tests (one passing, one failing), a test of another name, and a
-unit test whose exit status is its SKIP_RETURN_CODE. Each unit test is a
+two unit tests (one passing, one failing), a test of another name, a
+unit test whose exit status is its SKIP_RETURN_CODE, and one whose
+program is missing. Each unit test is a
 shell script that checks it was given the source tree's argument moved to
 the new tree, runs in the moved working directory, and sees the
 ENVIRONMENT ctest would set beside the caller's own variable. Then it runs
@@ -55,6 +56,8 @@ exit "${EXIT:-0}"
                      'ENVIRONMENT_MODIFICATION "FROM_CALLER=unset:" SKIP_RETURN_CODE "77" '
                      'WORKING_DIRECTORY "%s/tests")\n'
                      % (name, OLD_BUILD, OLD_SRC, name, OLD_BUILD, extra, OLD_BUILD))
+    # a test whose program was not carried
+    tests.append('add_test(unit.missing "%s/tests/not_built")\n' % OLD_BUILD)
     write(os.path.join(build, "tests", "CTestTestfile.cmake"), "".join(tests))
 
     log = os.path.join(work, "tests.log")
@@ -64,7 +67,8 @@ exit "${EXIT:-0}"
     print(r.stdout, end="")
     problems = []
     want = ["PASS    unit.passes\n", "FAIL    unit.fails (exit 1)\n", "SKIP    unit.skips (exit 77)\n",
-            "unit tests: 1 passed, 1 failed, 0 timed out, 1 skipped\n"]
+            "FAIL    unit.missing (no program: ctest cannot find it)\n",
+            "unit tests: 1 passed, 2 failed, 0 timed out, 1 skipped\n"]
     for w in want:
         if w not in r.stdout:
             problems.append("missing from the output: %r" % w)
@@ -74,8 +78,8 @@ exit "${EXIT:-0}"
         problems.append("exit status %d, want 1 (a test failed)" % r.returncode)
     listed = subprocess.run([ctest, "-N"], cwd=build, env=dict(os.environ, PWD=build),
                             capture_output=True, text=True).stdout
-    if "Total Tests: 4" not in listed:
-        problems.append("ctest does not find the 4 tests in the moved tree:\n" + listed)
+    if "Total Tests: 5" not in listed:
+        problems.append("ctest does not find the 5 tests in the moved tree:\n" + listed)
     # nothing to list: exit 2
     r2 = subprocess.run([sys.executable, script, "--build", build, "--source", src, "--log", log,
                          "--ctest", ctest, "--tests", "^nothing$"], capture_output=True, text=True)
