@@ -850,7 +850,17 @@ if(TARGET capacity_probe AND TARGET gpuprobe-info AND GPUPROBE_PYTHON3)
   add_test(NAME scenario.gpu_check.bad_deadline COMMAND ${GPUPROBE_RUN} --rc 2 --out-empty
     --err "^gpu-check: --deadline wants whole seconds, not '1e3'\n$"
     -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check-bad --deadline 1e3)
-  foreach(t steps bad_step bad_deadline)
+  # A command that runs past its limit (here a context that takes a minute
+  # to make, against 40 s of --deadline) is stopped and named, its step
+  # fails, and the summary still comes.
+  add_test(NAME scenario.gpu_check.stopped COMMAND ${GPUPROBE_RUN} --rc 1
+    --out "\ngpu-check: stopped after [0-9]+ s: capacity_probe\n"
+    --out "\ncapacity fp16 \\(never above, within 2%\\) +FAIL"
+    --out "\nseconds per step: 3 capacity [0-9]+ s; in all [0-9]+ s\n"
+    -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check-stopped --steps 3 --deadline 40)
+  simcuda_test_env(scenario.gpu_check.stopped)
+  simcuda_test_fleet(scenario.gpu_check.stopped "context_ms=60000;[gpu];preset=H200")
+  foreach(t steps bad_step bad_deadline stopped)
     set_tests_properties(scenario.gpu_check.${t} PROPERTIES LABELS scenario TIMEOUT 240)
   endforeach()
 endif()

@@ -58,6 +58,7 @@ static const key keys[] = {
     {"cuinit_error", S_GLOBAL, K_CODE, G(cuinit_error), 0},
     {"nvml_init_error", S_GLOBAL, K_CODE, G(nvml_init_error), 0},
     {"context_bytes", S_GLOBAL, K_BYTES, G(ctx_bytes), 0},
+    {"context_ms", S_GLOBAL, K_INT, G(context_ms), 0},
     {"mode", S_GLOBAL, K_MODE, G(deferred), 0},
     {"gemm_bug", S_GLOBAL, K_BUG, G(gemm_bug), 0},
     {"dot_bug", S_GLOBAL, K_DOT_BUG, G(dot_bug), 0},

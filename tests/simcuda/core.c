@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 sim_state sim = {.logfd = -1};
@@ -562,6 +563,13 @@ CUresult sim_ctx_retain(sim_unit *u)
         c->active = 1;
         c->null_stream.ctx = c;
         u->contexts_created++;
+        if (sim.cfg.context_ms > 0) {
+            /* A driver without persistence mode brings the GPU up with
+             * its first context: seconds, in real time. */
+            struct timespec d = {sim.cfg.context_ms / 1000, (long)(sim.cfg.context_ms % 1000) * 1000000L};
+            while (nanosleep(&d, &d) != 0 && errno == EINTR)
+                ;
+        }
     }
     c->refs++;
     return CUDA_SUCCESS;

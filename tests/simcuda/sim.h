@@ -269,6 +269,7 @@ typedef struct sim_config {
     int cuinit_error;        /* CUresult cuInit returns; 0: decided by the fleet */
     int nvml_init_error;     /* nvmlReturn_t nvmlInit returns; 0: success */
     uint64_t ctx_bytes;      /* default context cost */
+    int context_ms;          /* wall time a context's creation takes, 0 */
     int deferred;
     int gemm_bug;
     int dot_bug;             /* cublasSdot sums only the first half of the products */
