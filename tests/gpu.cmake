@@ -25,3 +25,15 @@ if(GPUPROBE_PYTHON3)
       ${CMAKE_CURRENT_BINARY_DIR}/carried_tests_check)
   set_tests_properties(bench.carried_tests PROPERTIES TIMEOUT 120)
 endif()
+
+# scripts/lib/speed_summary.py, the tables of scripts/bench-speed (and of
+# gpu-check's step 5c): on run lines whose answers are known
+# (tests/tools/speed_summary_check.py).
+if(GPUPROBE_PYTHON3)
+  add_test(NAME bench.speed_summary
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/speed_summary_check.py
+      ${PROJECT_SOURCE_DIR}/scripts/lib/speed_summary.py ${PROJECT_SOURCE_DIR}/examples/models
+      ${CMAKE_CURRENT_BINARY_DIR}/speed_summary_check)
+  set_tests_properties(bench.speed_summary PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "all checks passed")
+endif()
