@@ -66,7 +66,7 @@ def table(title, over, overlap=False, per_element=None):
             continue
 
         c = per_element(key) if per_element else 0.0
-        work = c * int(key[2][2:]) * elements(key[0])  # per layer
+        work = c * int(key[2][2:]) * elements(key[0]) if c else 0.0  # per layer
 
         def pred(p):
             """(time to first token, decode s per token) with overhead o."""
