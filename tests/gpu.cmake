@@ -37,3 +37,15 @@ if(GPUPROBE_PYTHON3)
   set_tests_properties(bench.speed_summary PROPERTIES TIMEOUT 60
     PASS_REGULAR_EXPRESSION "all checks passed")
 endif()
+
+# scripts/lib/bandwidth_summary.py, the verdict of scripts/bench-bandwidth:
+# over pairs of rounds, in which the order the tools ran in cancels
+# (tests/tools/bandwidth_summary_check.py).
+if(GPUPROBE_PYTHON3)
+  add_test(NAME bench.bandwidth_summary
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/bandwidth_summary_check.py
+      ${PROJECT_SOURCE_DIR}/scripts/lib/bandwidth_summary.py
+      ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_summary_check)
+  set_tests_properties(bench.bandwidth_summary PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "all checks passed")
+endif()
