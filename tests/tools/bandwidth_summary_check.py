@@ -12,7 +12,8 @@ usage: bandwidth_summary_check.py SCRIPT WORKDIR
    have said 1.2 and failed).
 2. A real gap: the library at 0.90 of likwid-bench in every round, read
    and triad: 0.900, not within 5% (exit 1).
-3. The same rounds as the table rows the script prints: the same verdict.
+3. The same rounds as the table rows the script prints: the same verdict;
+   a committed file of two runs: a verdict for each, prose lines ignored.
 4. One round only: no pair, exit 2.
 """
 import os
@@ -104,6 +105,19 @@ def main():
           and t is not None and t[0] == "0.900",
           f"table rows read as the rounds: read {r}, triad {t}, exit {rc}")
     check("arrays of 440401920 bytes, 2 threads; 4 pairs" in out, "the size from the table's file")
+
+    # A committed file of two runs, prose between them: a verdict each,
+    # the exit status the worse.
+    two = ["# bench-bandwidth 2026-01-01T00:00:00Z", "| round | load |", "|---|---|"]
+    two += [table(r, 1.0, 1.0) for r in range(1, 5)]
+    two += ["", "2 rounds (both), as said: prose, not a round", "",
+            "# bench-bandwidth 2026-01-02T00:00:00Z"] + [raw(r, 0.80, 1.0) for r in range(1, 5)]
+    rc, out = run(script, write(work, "two.txt", two))
+    first, second = out.split("2026-01-02")[0], out.split("2026-01-02")[-1]
+    check(rc == 1 and "bench-bandwidth 2026-01-01" in first and "within 5%: yes" in first
+          and verdict(second, "read") is not None and verdict(second, "read")[0] == "0.800"
+          and "within 5%: NO" in second,
+          f"two runs in one file: each its verdict, exit 1 ({rc})")
 
     # 4. no pair
     rc, out = run(script, write(work, "one.txt", [raw(1, 1.0, 1.0)]))
