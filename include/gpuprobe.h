@@ -93,9 +93,10 @@
  *   compare the two ways. Its other values are those of `GPUPROBE_CUDA`,
  *   with the same error for any value that is neither on nor off.
  * - `GPUPROBE_CPU_AMX` (since 1.2): a value that turns CUDA off turns off
- *   the library's bf16 gemm on the CPU's AMX tiles: bf16 matmuls on the
- *   CPU are then ::GPUPROBE_ERR_UNSUPPORTED and gpuprobe_speed_measure()
- *   times bf16 weights in fp32 there, as on a CPU without the tiles. The
+ *   the library's bf16 gemm on the CPU (AMX tiles or AVX512-BF16): bf16
+ *   matmuls on the CPU are then ::GPUPROBE_ERR_UNSUPPORTED and
+ *   gpuprobe_speed_measure() times bf16 weights in fp32 there, as on a CPU
+ *   without either. The
  *   gemm asks Linux once for the process's AMX state
  *   (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), the first time a bf16 matmul on
  *   the CPU is wanted; this variable keeps a process from asking. Its
@@ -1632,10 +1633,10 @@ typedef enum gpuprobe_matmul_param {
     /** Columns of A, rows of B. Default: same as M when not set. */
     GPUPROBE_MATMUL_K = 2,
     /** ::gpuprobe_dtype: fp32 (default), fp64 (CPU), tf32, fp16 (CUDA), bf16 (CUDA, and since 1.2
-     * the CPU where it has AMX-BF16 tiles: the library's own gemm, docs/matmul.md; fp32
-     * accumulation, C in fp32). bf16 on a CPU without the tiles is GPUPROBE_ERR_UNSUPPORTED, the
-     * message saying why (the CPU, Linux's AMX permission, or GPUPROBE_CPU_AMX in the
-     * environment). */
+     * the CPU where it has AMX-BF16 tiles or AVX512-BF16: the library's own gemm,
+     * docs/matmul.md; fp32 accumulation, C in fp32). bf16 on a CPU with neither is
+     * GPUPROBE_ERR_UNSUPPORTED, the message saying why (the CPU, Linux's AMX permission, or
+     * GPUPROBE_CPU_AMX in the environment). */
     GPUPROBE_MATMUL_DTYPE = 3,
     /** Untimed warm-up calls before the batch is chosen (they absorb first-call loading). Default
      * 1. The search for the steady state follows (#GPUPROBE_MATMUL_WARMUP_MS). */
@@ -2259,7 +2260,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_speed_param_bounds(gpuprobe_speed_param pa
 /** gpuprobe_speed_measure() found every figure in the context's cache: nothing was measured. */
 #define GPUPROBE_SPEED_CACHED 0x1u
 /** The matmuls ran in another dtype than the weights compute in (the CPU's fp32 for 16-bit
- * weights, except bf16 on a CPU with AMX tiles, timed in bf16 since 1.2; bf16 on a GPU for fp8,
+ * weights, except bf16 on a CPU with AMX tiles or AVX512-BF16, timed in bf16 since 1.2; bf16 on
+ * a GPU for fp8,
  * int8 and int4 weights). */
 #define GPUPROBE_SPEED_DTYPE_SUBSTITUTED 0x2u
 
@@ -2402,7 +2404,8 @@ GPUPROBE_API gpuprobe_status gpuprobe_speed_compute(gpuprobe_context *ctx,
  * the matmul's throughput (gpuprobe_matmul_run(), verified, at least 3 timed
  * calls in #GPUPROBE_SPEED_BUDGET_MS) at the decode shape and the two
  * prefill shapes, in the dtype the weights compute in (CPU: fp32, fp64 for
- * fp64 weights, bf16 for bf16 weights where the CPU has AMX tiles; CUDA:
+ * fp64 weights, bf16 for bf16 weights where the CPU has AMX tiles or
+ * AVX512-BF16; CUDA:
  * fp32, fp16 or bf16; bf16 for fp8, int8 and int4).
  * Each figure is kept in the context: a later call on the same device
  * needing the same shape and dtype (the same bandwidth buffer) measures

@@ -1,7 +1,8 @@
 /*
  * cpu_matmul.c - the CPU backend of the timed matmul: OpenBLAS
  * cblas_sgemm (fp32) and cblas_dgemm (fp64), row-major, and the library's
- * own bf16 gemm on AMX tiles (cpu_amx.c) where the CPU has them, behind the
+ * own bf16 gemm (cpu_bf16.c: AMX tiles or AVX512-BF16) where the CPU has
+ * them, behind the
  * table of operations of matmul_backend.h (the protocol is matmul.c's).
  *
  * OpenBLAS's thread count is process-wide: when the options ask for a
@@ -29,7 +30,7 @@
 #define _GNU_SOURCE
 #endif
 #include "matmul_backend.h"
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 #include "cpu_blas.h"
 
 #include <pthread.h>
@@ -52,8 +53,8 @@ static void register_atfork(void)
 }
 
 typedef struct cpu_run {
-    const gp_openblas *ob;    /* NULL: bf16 (amx) */
-    gp_amx_gemm *amx;
+    const gp_openblas *ob;    /* NULL: bf16 (cpu_bf16.c) */
+    gp_bf16_gemm *bf16;
     int dp;                   /* fp64 */
     int m, n, k;
     void *a, *b, *c;
@@ -63,20 +64,20 @@ typedef struct cpu_run {
 
 /* The bf16 gemm's threads: the options' count, else one per CPU the
  * process may run on (its affinity, which a cgroup's cpuset narrows). */
-static size_t amx_threads(const gp_mm_job *job)
+static size_t bf16_threads(const gp_mm_job *job)
 {
     return job->cpu_threads > 0 ? (size_t)job->cpu_threads : gp_host_allowed_count();
 }
 
-static gpuprobe_status amx_needs(gpuprobe_context *ctx, const gp_mm_job *job,
+static gpuprobe_status bf16_needs(gpuprobe_context *ctx, const gp_mm_job *job,
                                  gp_mm_needs *out)
 {
     char why[160];
-    if (!gp_amx_bf16(ctx, why, sizeof why))
+    if (!gp_cpu_bf16(ctx, why, sizeof why))
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in bf16 on the CPU: %s", why);
-    size_t t = gp_amx_gemm_threads(amx_threads(job), (size_t)job->m, (size_t)job->n,
+    size_t t = gp_bf16_gemm_threads(bf16_threads(job), (size_t)job->m, (size_t)job->n,
                                    (size_t)job->k);
-    out->memory = out->address_space = gp_amx_gemm_cost(t);
+    out->memory = out->address_space = gp_bf16_gemm_cost(t);
     gp_snprintf(out->memory_text, sizeof out->memory_text,
                 "the bf16 gemm's packed panels and stacks, %llu bytes",
                 (unsigned long long)out->memory);
@@ -90,7 +91,7 @@ static gpuprobe_status cpu_needs(gpuprobe_context *ctx, const gp_mm_job *job,
                                  gp_mm_needs *out)
 {
     if (job->dtype == GPUPROBE_DTYPE_BF16)
-        return amx_needs(ctx, job, out);
+        return bf16_needs(ctx, job, out);
     const gp_openblas *ob = NULL;
     gpuprobe_status st = gp_openblas_get(ctx, &ob);
     if (st != GPUPROBE_OK)
@@ -115,7 +116,7 @@ static gpuprobe_status cpu_needs(gpuprobe_context *ctx, const gp_mm_job *job,
 
 static void cpu_free(cpu_run *r)
 {
-    gp_amx_gemm_close(r->amx);
+    gp_bf16_gemm_close(r->bf16);
     free(r->a);
     free(r->b);
     free(r->c);
@@ -141,7 +142,7 @@ static gpuprobe_status alloc_abc(gpuprobe_context *ctx, const gp_mm_job *job, cp
 }
 
 /* bf16: A and B bf16, C fp32, the gemm's threads started. */
-static gpuprobe_status amx_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm_host *host,
+static gpuprobe_status bf16_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm_host *host,
                                    void **state)
 {
     cpu_run *r = calloc(1, sizeof *r);
@@ -150,18 +151,24 @@ static gpuprobe_status amx_prepare(gpuprobe_context *ctx, gp_mm_job *job, gp_mm_
     gpuprobe_status st = alloc_abc(ctx, job, r);
     if (st != GPUPROBE_OK)
         return st;
+    char why[160];
+    const int kernel = gp_cpu_bf16(ctx, why, sizeof why); /* needs() found one */
     size_t used = 0;
-    st = gp_amx_gemm_open(ctx, amx_threads(job), (size_t)job->m, (size_t)job->n,
-                          (size_t)job->k, r->a, r->b, r->c, &r->amx, &used);
+    st = kernel ? gp_bf16_gemm_open(ctx, kernel, bf16_threads(job), (size_t)job->m,
+                                    (size_t)job->n, (size_t)job->k, r->a, r->b, r->c,
+                                    &r->bf16, &used)
+                : gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED, "matmul in bf16 on the CPU: %s", why);
     if (st != GPUPROBE_OK) {
         cpu_free(r);
         return st;
     }
     *host = (gp_mm_host){r->a, r->b, r->c, GP_ELEM_BF16, GP_ELEM_BF16, GP_ELEM_F32};
     job->threads = (int)used;
-    gp_strlcpy(job->backend, "libgpuprobe AMX-BF16 gemm", sizeof job->backend);
-    gp_strlcpy(job->compute_type, "tdpbf16ps (bf16 products, fp32 sums)",
-               sizeof job->compute_type);
+    gp_snprintf(job->backend, sizeof job->backend, "libgpuprobe %s gemm",
+                gp_bf16_kernel_name(kernel));
+    gp_snprintf(job->compute_type, sizeof job->compute_type, "%s (bf16 products, fp32 sums)",
+                kernel == GP_BF16_AMX ? "tdpbf16ps" : "vdpbf16ps");
+    job->cpu_flops_per_cycle = gp_bf16_flops_per_cycle(kernel);
     *state = r;
     return GPUPROBE_OK;
 }
@@ -170,7 +177,7 @@ static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, gp_mm_job *job,
                                    gp_mm_host *host, void **state)
 {
     if (job->dtype == GPUPROBE_DTYPE_BF16)
-        return amx_prepare(ctx, job, host, state);
+        return bf16_prepare(ctx, job, host, state);
     const gp_openblas *ob = NULL;
     gpuprobe_status st = gp_openblas_get(ctx, &ob); /* loaded by needs() */
     if (st != GPUPROBE_OK)
@@ -220,9 +227,9 @@ static gpuprobe_status cpu_run_block(gpuprobe_context *ctx, void *state, size_t 
     const gp_openblas *ob = r->ob;
     const int m = r->m, n = r->n, k = r->k;
     double t0 = gp_now();
-    if (r->amx) {
+    if (r->bf16) {
         for (size_t i = 0; i < reps; i++)
-            gp_amx_gemm_run(r->amx);
+            gp_bf16_gemm_run(r->bf16);
     } else if (r->dp) {
         for (size_t i = 0; i < reps; i++)
             ob->dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, r->a, k,

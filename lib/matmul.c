@@ -32,7 +32,7 @@
 #define _GNU_SOURCE
 #endif
 #include "matmul_backend.h"
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -389,12 +389,12 @@ static gpuprobe_status check_dtype(gpuprobe_context *ctx, const gp_device *dev,
         if (where & GP_MATMUL_CPU)
             return GPUPROBE_OK;
         gp_format_dtypes(list, sizeof list, GP_DTYPES_MATMUL_CPU, " and ");
-        if (where & GP_MATMUL_CPU_AMX) {
-            if (gp_amx_bf16(ctx, why, sizeof why))
+        if (where & GP_MATMUL_CPU_BF16) {
+            if (gp_cpu_bf16(ctx, why, sizeof why))
                 return GPUPROBE_OK;
             return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,
-                           "matmul in %s on the CPU needs AMX-BF16 tiles, which this "
-                           "process cannot use: %s; a CUDA device does it, and the "
+                           "matmul in %s on the CPU needs AMX-BF16 tiles or "
+                           "AVX512-BF16, which this process cannot use: %s; a CUDA device does it, and the "
                            "CPU's OpenBLAS does %s",
                            gpuprobe_dtype_name(dt), why, list);
         }
@@ -666,8 +666,8 @@ static void fill_result(gpuprobe_matmul_result *r, const gp_mm_job *job)
         int cores = job->threads;
         if (dev->logical_cores > 0 && (cores <= 0 || cores > dev->logical_cores))
             cores = dev->logical_cores;
-        double per_cycle = job->dtype == GPUPROBE_DTYPE_BF16
-                               ? GP_AMX_BF16_FLOPS_PER_CYCLE
+        double per_cycle = job->cpu_flops_per_cycle > 0
+                               ? job->cpu_flops_per_cycle
                                : gp_cpu_flops_per_cycle(dev->simd, job->dtype);
         peak = (double)dev->clock_khz * 1e3 * (double)cores * per_cycle / 1e9;
     } else {

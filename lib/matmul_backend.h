@@ -47,6 +47,8 @@ typedef struct gp_mm_job {
     char backend[128];
     char math_mode[96];
     char compute_type[64];
+    double cpu_flops_per_cycle; /* the CPU's peak per core and cycle, when the
+                                   backend's kernel sets it (0: by the SIMD) */
     /* out: filled by gp_mm_verify() */
     int verified;             /* 1 pass, 0 fail, -1 not checked */
     double max_error, tolerance;

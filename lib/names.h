@@ -57,7 +57,7 @@
 /* Where the timed matmul runs a dtype: bits of GP_DTYPE_MAP's last column. */
 #define GP_MATMUL_CPU 1u /* OpenBLAS (cpu_matmul.c) */
 #define GP_MATMUL_GPU 2u /* cuBLAS (cuda_matmul.c) */
-#define GP_MATMUL_CPU_AMX 4u /* the CPU's AMX tiles, where it has them (cpu_amx.c) */
+#define GP_MATMUL_CPU_BF16 4u /* the library's bf16 gemm, where the CPU has AMX-BF16 or AVX512-BF16 (cpu_bf16.c) */
 
 /*
  * X(constant, name, half_bytes, train_bytes, matmul): storage size in half
@@ -73,7 +73,7 @@
     X(GPUPROBE_DTYPE_TF32, "tf32", 8, 0, GP_MATMUL_GPU)                       \
     /* fp16, bf16: 2 w + 2 g + 4 master + 8 Adam */                           \
     X(GPUPROBE_DTYPE_FP16, "fp16", 4, 16, GP_MATMUL_GPU)                      \
-    X(GPUPROBE_DTYPE_BF16, "bf16", 4, 16, GP_MATMUL_GPU | GP_MATMUL_CPU_AMX) \
+    X(GPUPROBE_DTYPE_BF16, "bf16", 4, 16, GP_MATMUL_GPU | GP_MATMUL_CPU_BF16) \
     X(GPUPROBE_DTYPE_FP8, "fp8", 2, 0, 0)                                     \
     X(GPUPROBE_DTYPE_INT8, "int8", 2, 0, 0)                                   \
     X(GPUPROBE_DTYPE_INT4, "int4", 1, 0, 0)

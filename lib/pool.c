@@ -1,7 +1,7 @@
 /*
  * pool.c - worker threads that each run one function, all together, each
  * time they are told to: the threads of the CPU bandwidth kernels and of
- * the bf16 gemm on AMX tiles. A run bumps a generation count under the
+ * the bf16 gemm (cpu_bf16.c). A run bumps a generation count under the
  * mutex and broadcasts it; each worker calls the function on its own
  * argument and counts itself done; the caller, after running a share of
  * its own if it has one, waits until all have. The mutex orders

@@ -17,7 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include "internal.h"
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -436,11 +436,12 @@ static gpuprobe_status matmul_dtype(gpuprobe_context *ctx, const gp_device *dev,
                                     gpuprobe_dtype wd, gpuprobe_dtype *dt, uint32_t *flags)
 {
     if (dev->kind == GPUPROBE_DEVICE_CPU) {
-        /* bf16 on AMX tiles where the CPU has them, as frameworks run it
-         * there; else fp32, as they run it elsewhere (docs/speed.md) */
+        /* bf16 on the library's bf16 gemm (AMX tiles or AVX512-BF16) where
+         * the CPU has either, as frameworks run it there; else fp32, as
+         * they run it elsewhere (docs/speed.md) */
         char why[160];
         *dt = wd == GPUPROBE_DTYPE_FP64                               ? GPUPROBE_DTYPE_FP64
-              : wd == GPUPROBE_DTYPE_BF16 && gp_amx_bf16(ctx, why, sizeof why) ? GPUPROBE_DTYPE_BF16
+              : wd == GPUPROBE_DTYPE_BF16 && gp_cpu_bf16(ctx, why, sizeof why) ? GPUPROBE_DTYPE_BF16
                                                                       : GPUPROBE_DTYPE_FP32;
     } else if (wd == GPUPROBE_DTYPE_FP64) {
         return gp_fail(ctx, GPUPROBE_ERR_UNSUPPORTED,

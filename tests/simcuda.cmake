@@ -503,9 +503,9 @@ simcuda_program(speedup_labels "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --er
   --env GPUPROBE_CPU_AMX=0
   --out "\nCPU fp32: [^\n]*verified\\) \\[the CPU runs no bf16: fp32 is the reference\\]\n"
   --out "\nSpeedup \\(GPU bf16 vs CPU fp32\\): [0-9.]+x\n" -- --size 64 --dtype bf16 --runs 2)
-# A CPU with AMX tiles runs bf16 itself: like against like, no note.
-if(GPUPROBE_CPU_HAS_AMX)
-  simcuda_program(speedup_labels_amx "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
+# A CPU with a bf16 kernel (AMX or AVX512-BF16) runs bf16 itself: like against like, no note.
+if(GPUPROBE_CPU_HAS_BF16)
+  simcuda_program(speedup_labels_bf16 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
     --out "\nCPU bf16: [^\n]*verified\\)\n" --no-out "fp32 is the reference"
     --out "\nSpeedup \\(GPU bf16 vs CPU bf16\\): [0-9.]+x\n" -- --size 64 --dtype bf16 --runs 2)
 endif()
@@ -520,7 +520,7 @@ simcuda_program(fp64 "${SIMCUDA_ONE_H200}" gpuprobe-bench --clean --err-empty
   --out "\nCPU fp64: [^\n]*verified\\)\n"
   --out "\nGPU fp64: skipped: matmul in fp64 is done on the CPU only\\x3b CUDA devices do fp32, tf32, fp16 and bf16\n"
   --no-out "not available" -- --size 64 --dtype fp64 --runs 2)
-# bf16 on a T4 (no bf16) and a CPU without AMX tiles: said so, and nothing
+# bf16 on a T4 (no bf16) and a CPU without the bf16 kernel: said so, and nothing
 # ran bf16 (exit 1).
 simcuda_program(bf16_t4 "[gpu];preset=T4" gpuprobe-bench --rc 1 --clean --env GPUPROBE_CPU_AMX=0
   --out "\nGPU bf16: skipped: matmul in bf16 needs compute capability 8\\.0 "

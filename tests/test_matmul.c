@@ -27,7 +27,7 @@
 #include "gpuprobe.h"
 #include "unit_check.h"
 #include "matmul_backend.h"
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 #include "sysroot_util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -173,12 +173,12 @@ static void test_shapes(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
-/* ---- bf16 on the CPU: the AMX gemm (cpu_amx.c) --------------------------- */
+/* ---- bf16 on the CPU: the AMX gemm (cpu_bf16.c) --------------------------- */
 
 /* Every entry of C against a double-precision product of the same bf16
  * inputs. The products of two bf16 are exact in fp32; only the fp32 sums
  * round, by at most about k units of 2^-24 of the sum of magnitudes. */
-static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t k,
+static void check_bf16_all(gpuprobe_context *ctx, int kernel, int64_t m, int64_t n, int64_t k,
                            int64_t threads)
 {
     gpuprobe_matmul_options *o = small_opts(m, n, k, GPUPROBE_DTYPE_BF16);
@@ -190,17 +190,17 @@ static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t 
     gpuprobe_status st = gpuprobe_matmul_run(ctx, 0, o, 0, &r);
     gp_test_matmul_corrupt = NULL;
     if (st != GPUPROBE_OK)
-        fail_msg("%lldx%lldx%lld bf16, %lld threads: %s: %s", (long long)m, (long long)n,
-                 (long long)k, (long long)threads, gpuprobe_status_name(st),
-                 gpuprobe_last_error(ctx));
+        fail_msg("%s %lldx%lldx%lld bf16, %lld threads: %s: %s", gp_bf16_kernel_name(kernel),
+                 (long long)m, (long long)n, (long long)k, (long long)threads,
+                 gpuprobe_status_name(st), gpuprobe_last_error(ctx));
     assert_int_equal(get_i(r, GPUPROBE_METRIC_VERIFIED), 1);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_DTYPE), GPUPROBE_DTYPE_BF16);
     const char *backend = NULL;
     assert_int_equal(gpuprobe_matmul_result_get_string(r, GPUPROBE_METRIC_BACKEND, &backend),
                      GPUPROBE_OK);
-    assert_non_null(strstr(backend, "AMX-BF16"));
+    assert_non_null(strstr(backend, gp_bf16_kernel_name(kernel)));
     int64_t used = get_i(r, GPUPROBE_METRIC_THREADS);
-    assert_int_equal(used, gp_amx_gemm_threads((size_t)threads, (size_t)m, (size_t)n, (size_t)k));
+    assert_int_equal(used, gp_bf16_gemm_threads((size_t)threads, (size_t)m, (size_t)n, (size_t)k));
     assert_non_null(seen_c);
     assert_int_equal(seen_count, (size_t)(m * n));
     void *a = NULL, *b = NULL;
@@ -210,8 +210,8 @@ static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t 
             double mag = 0, ref = naive_entry(a, b, GP_ELEM_BF16, n, k, i, j, &mag);
             double got = seen_c[i * n + j];
             if (!(fabs(got - ref) <= (double)(k + 2) * 0x1p-23 * mag))
-                fail_msg("%lldx%lldx%lld bf16, %lld threads: C[%lld][%lld] = %.9g, "
-                         "naive %.9g", (long long)m, (long long)n, (long long)k,
+                fail_msg("%s %lldx%lldx%lld bf16, %lld threads: C[%lld][%lld] = %.9g, "
+                         "naive %.9g", gp_bf16_kernel_name(kernel), (long long)m, (long long)n, (long long)k,
                          (long long)threads, (long long)i, (long long)j, got, ref);
         }
     free(a);
@@ -224,13 +224,16 @@ static void check_bf16_all(gpuprobe_context *ctx, int64_t m, int64_t n, int64_t 
 
 /* The shapes cross every edge of the blocking: the 16-row and 32-column
  * tiles, 32 of k per step, KC = 512 of k per slice, NC = 256 columns per
- * packed block, MC = 1024 rows, and the threads' split of the columns. */
+ * packed block, MC = 1024 rows, and the threads' split of the columns; the
+ * AVX512 kernel's eight rows at a time too. Each kernel the CPU runs is
+ * checked (the test seam chooses it), AMX preferred where both run. */
 static void test_cpu_bf16(void **state)
 {
     (void)state;
     gpuprobe_context *ctx = new_ctx();
     char why[160];
-    if (!gp_amx_bf16(ctx, why, sizeof why)) {
+    const int chosen = gp_cpu_bf16(ctx, why, sizeof why);
+    if (!chosen) {
         gpuprobe_matmul_options *o = small_opts(8, 8, 8, GPUPROBE_DTYPE_BF16);
         gpuprobe_matmul_result *r = NULL;
         assert_int_equal(gpuprobe_matmul_run(ctx, 0, o, 0, &r), GPUPROBE_ERR_UNSUPPORTED);
@@ -246,9 +249,30 @@ static void test_cpu_bf16(void **state)
         {32, 32, 32, 2},   {33, 33, 33, 2},  {31, 65, 95, 3},   {64, 64, 64, 1},
         {100, 37, 129, 2}, {3, 300, 513, 2}, {47, 600, 1030, 3}, {1100, 40, 70, 2},
         {1030, 70, 33, 1}, {5, 1, 700, 2},   {2, 97, 2, 7},     {64, 330, 600, 4},
+        {9, 40, 64, 1},    {24, 32, 2, 1},
     };
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        check_bf16_all(ctx, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
+    static const int kernels[] = {GP_BF16_AMX, GP_BF16_AVX512};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        gp_test_bf16_kernel = kernels[i];
+        const int got = gp_cpu_bf16(ctx, why, sizeof why);
+        if (!got) {
+            gp_test_bf16_kernel = 0;
+            assert_int_not_equal(kernels[i], chosen);
+            assert_true(why[0] != '\0');
+            print_message("the %s kernel does not run here: %s\n",
+                          gp_bf16_kernel_name(kernels[i]), why);
+            continue;
+        }
+        assert_int_equal(got, kernels[i]);
+        if (ran == 0) /* the first that runs is the one chosen */
+            assert_int_equal(chosen, got);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            check_bf16_all(ctx, got, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
+        gp_test_bf16_kernel = 0;
+        ran++;
+    }
+    assert_true(ran >= 1);
     gpuprobe_context_destroy(ctx);
 }
 
@@ -257,16 +281,16 @@ static void test_cpu_bf16(void **state)
 static void test_cpu_bf16_threads(void **state)
 {
     (void)state;
-    assert_int_equal(gp_amx_gemm_threads(2, 64, 330, 600), 2);
-    assert_int_equal(gp_amx_gemm_threads(16, 64, 330, 600), 11); /* 11 blocks of 32 */
-    assert_int_equal(gp_amx_gemm_threads(1000, 4096, 16384, 4096), 256);
-    assert_int_equal(gp_amx_gemm_threads(1000, 4096, 1000, 4096), 32);
-    assert_int_equal(gp_amx_gemm_threads(8, 100, 100, 100), 1); /* 2 MFLOP */
-    assert_int_equal(gp_amx_gemm_threads(8, 100, 100, 200), 4); /* exactly 4 MFLOP */
-    assert_int_equal(gp_amx_gemm_threads(1, 4096, 4096, 4096), 1);
+    assert_int_equal(gp_bf16_gemm_threads(2, 64, 330, 600), 2);
+    assert_int_equal(gp_bf16_gemm_threads(16, 64, 330, 600), 11); /* 11 blocks of 32 */
+    assert_int_equal(gp_bf16_gemm_threads(1000, 4096, 16384, 4096), 256);
+    assert_int_equal(gp_bf16_gemm_threads(1000, 4096, 1000, 4096), 32);
+    assert_int_equal(gp_bf16_gemm_threads(8, 100, 100, 100), 1); /* 2 MFLOP */
+    assert_int_equal(gp_bf16_gemm_threads(8, 100, 100, 200), 4); /* exactly 4 MFLOP */
+    assert_int_equal(gp_bf16_gemm_threads(1, 4096, 4096, 4096), 1);
     /* the cost grows with the threads used and holds the packing buffers */
-    assert_true(gp_amx_gemm_cost(2) == 2 * gp_amx_gemm_cost(1));
-    assert_true(gp_amx_gemm_cost(1) > (uint64_t)1024 * 512 * 2);
+    assert_true(gp_bf16_gemm_cost(2) == 2 * gp_bf16_gemm_cost(1));
+    assert_true(gp_bf16_gemm_cost(1) > (uint64_t)1024 * 512 * 2);
 }
 
 /* GPUPROBE_CPU_AMX off (any of the switch's words, read when the context
@@ -289,7 +313,7 @@ static void test_cpu_bf16_off(void **state)
         assert_null(r);
         assert_non_null(strstr(gpuprobe_last_error(ctx), "GPUPROBE_CPU_AMX turns it off"));
         assert_non_null(strstr(gpuprobe_last_error(ctx), "fp32 and fp64"));
-        assert_int_equal(gp_amx_bf16(ctx, why, sizeof why), 0);
+        assert_int_equal(gp_cpu_bf16(ctx, why, sizeof why), 0);
         assert_string_equal(why, "GPUPROBE_CPU_AMX turns it off");
         assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, GPUPROBE_DTYPE_FP32),
                          GPUPROBE_OK);
@@ -299,12 +323,12 @@ static void test_cpu_bf16_off(void **state)
         gpuprobe_context_destroy(ctx);
     }
     /* the context created before the variable was set did not see it */
-    assert_true(gp_amx_bf16(before, why, sizeof why) == 0 ? strstr(why, "GPUPROBE") == NULL : 1);
+    assert_true(gp_cpu_bf16(before, why, sizeof why) == 0 ? strstr(why, "GPUPROBE") == NULL : 1);
     gpuprobe_context_destroy(before);
     /* "on" leaves it on; a word that is neither is refused */
     assert_int_equal(setenv("GPUPROBE_CPU_AMX", "on", 1), 0);
     gpuprobe_context *ctx = new_ctx();
-    assert_true(gp_amx_bf16(ctx, why, sizeof why) == 0 ? strstr(why, "GPUPROBE") == NULL : 1);
+    assert_true(gp_cpu_bf16(ctx, why, sizeof why) == 0 ? strstr(why, "GPUPROBE") == NULL : 1);
     gpuprobe_context_destroy(ctx);
     assert_int_equal(setenv("GPUPROBE_CPU_AMX", "maybe", 1), 0);
     ctx = new_ctx();

@@ -28,7 +28,7 @@
 
 #include "internal.h"
 #include "unit_check.h"
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 #include "bandwidth_check.h"
 
 /* The workers' stack: the bandwidth's size (under AddressSanitizer a
@@ -188,7 +188,7 @@ static void amx_start_failure(void **state)
     (void)state;
     gpuprobe_context *ctx = new_ctx();
     char why[160];
-    if (!gp_amx_bf16(ctx, why, sizeof why)) {
+    if (!gp_cpu_bf16(ctx, why, sizeof why)) {
         print_message("bf16 on this CPU: %s; the gemm's threads are not started here\n", why);
         gpuprobe_context_destroy(ctx);
         skip();

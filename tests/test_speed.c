@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 
 typedef struct arch {
     int64_t layers, hidden, heads, kv_heads, inter, vocab, tied, experts, per_token, window,
@@ -529,7 +529,7 @@ static void test_measure_bf16(void **state)
     assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUFFER_BYTES, 1 << 20),
                      GPUPROBE_OK);
     char why[160];
-    const int amx = gp_amx_bf16(ctx, why, sizeof why);
+    const int amx = gp_cpu_bf16(ctx, why, sizeof why);
     gpuprobe_speed_figures f = GPUPROBE_SPEED_FIGURES_INIT;
     gpuprobe_status st = gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &f);
     if (st != GPUPROBE_OK)

@@ -251,20 +251,20 @@ if(TARGET gpuprobe-smi)
     --out "\nCPU fp32: [^\n]* \\[the CPU runs no bf16: fp32 is the reference\\]\n"
     --out "\nGPU bf16: not available \\(CUDA was turned off" --no-out "Speedup"
     --err "no device here ran bf16" -- --size 48 --runs 2 --dtype bf16)
-  # bf16 on a CPU without AMX tiles (turned off here): refused, with why.
+  # bf16 on a CPU without the bf16 kernel (turned off here): refused, with why.
   gpuprobe_run_test(tools.bench.cpu_bf16 gpuprobe-bench --rc 1 --env GPUPROBE_CPU_AMX=0
-    --out "\nCPU bf16: skipped: matmul in bf16 on the CPU needs AMX-BF16 tiles, which this process cannot use: GPUPROBE_CPU_AMX turns it off\\x3b a CUDA device does it"
+    --out "\nCPU bf16: skipped: matmul in bf16 on the CPU needs AMX-BF16 tiles or AVX512-BF16, which this process cannot use: GPUPROBE_CPU_AMX turns it off\\x3b a CUDA device does it"
     -- --device cpu --size 48 --dtype bf16)
-  # ...and on one with them (the build machine's CPU, read when configured):
-  # run on the tiles, verified; without --device the CPU runs bf16 too
+  # ...and on one with AMX-BF16 or AVX512-BF16 (the build machine's CPU, read when configured):
+  # run on its kernel, verified; without --device the CPU runs bf16 too
   # (no fp32 reference), and a run with no GPU has done what was asked.
-  if(GPUPROBE_CPU_HAS_AMX)
-    gpuprobe_run_test(tools.bench.cpu_bf16_amx gpuprobe-bench
-      --out "\nCPU bf16: [0-9.]+ [mµ]?s  \\(median of [^\n]*, verified\\)\n +libgpuprobe AMX-BF16 gemm on "
+  if(GPUPROBE_CPU_HAS_BF16)
+    gpuprobe_run_test(tools.bench.cpu_bf16_kernel gpuprobe-bench
+      --out "\nCPU bf16: [0-9.]+ [mµ]?s  \\(median of [^\n]*, verified\\)\n +libgpuprobe ${GPUPROBE_CPU_BF16_KERNEL} gemm on "
       -- --device cpu --size 100 --dtype bf16)
-    gpuprobe_run_test(tools.bench.cpu_bf16_amx_json gpuprobe-bench --env GPUPROBE_CUDA=off
+    gpuprobe_run_test(tools.bench.cpu_bf16_kernel_json gpuprobe-bench --env GPUPROBE_CUDA=off
       --json ${GPUPROBE_JSON_DOC} --json-eq results.0.dtype=\"bf16\" --json-eq results.0.verified=true
-      --json-has "results.0.backend=AMX-BF16 gemm" -- --size 64 --runs 2 --dtype bf16 --json)
+      --json-has "results.0.backend=${GPUPROBE_CPU_BF16_KERNEL} gemm" -- --size 64 --runs 2 --dtype bf16 --json)
   endif()
   gpuprobe_run_test(tools.bench.gpu_dtype_without_gpu_json gpuprobe-bench --rc 1 --env GPUPROBE_CUDA=off
     --env GPUPROBE_CPU_AMX=0
@@ -513,8 +513,8 @@ if(TARGET gpuprobe-smi)
     --json-eq devices.0.speed.decode_weight_bytes=988065536
     --json-eq devices.0.speed.measured.dtype=\"fp32\" --json-eq devices.0.speed.measured.dtype_substituted=true
     -- ${speed_cpu} --json)
-  if(GPUPROBE_CPU_HAS_AMX)
-    gpuprobe_run_test(tools.fit.speed_json_amx gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
+  if(GPUPROBE_CPU_HAS_BF16)
+    gpuprobe_run_test(tools.fit.speed_json_bf16 gpuprobe-fit --json ${GPUPROBE_JSON_DOC}
       --json-eq devices.0.speed.measured.dtype=\"bf16\"
       --json-eq devices.0.speed.measured.dtype_substituted=false -- ${speed_cpu} --json)
   endif()

@@ -25,7 +25,7 @@ enum { OPT_SIZE, OPT_DEVICE, OPT_DTYPE, OPT_RUNS, OPT_BATCH, OPT_THREADS, OPT_SW
 static const cli_option options[] = {
     [OPT_SIZE] = {"size", "N", "multiply N x N matrices (default 5000, the lesson's size)", 0},
     [OPT_DEVICE] = {"device", "SPEC", "cpu, cuda, cuda:N or auto: that device only (default: CPU, then the best GPU); with --sweep a list: cpu,cuda:0", 0},
-    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16 (CUDA), bf16 (CUDA; the CPU with AMX); with --sweep a list: fp32,bf16", 0},
+    [OPT_DTYPE] = {"dtype", "D", "fp32 (default), fp64 (CPU), tf32, fp16 (CUDA), bf16 (CUDA; the CPU with AMX or AVX512-BF16); with --sweep a list: fp32,bf16", 0},
     [OPT_RUNS] = {"runs", "N", "timed runs (default: 5 or more, up to 0.25 s of timed calls; the median is reported)", 0},
     [OPT_BATCH] = {"batch", "N", "calls per timed run (default 0: enough calls that a run lasts 2 ms)", 0},
     [OPT_THREADS] = {"threads", "N", "CPU threads of the run (OpenBLAS's, default as configured; bf16: one per CPU); with --bandwidth, CPU threads (default: one per core)", 0},
@@ -507,8 +507,8 @@ static int run_all(gpuprobe_context *ctx, plan *p)
         return run_device(ctx, p);
     size_t dev = 0;
     header();
-    /* The CPU in the precision asked where it runs it (fp64; bf16 on AMX
-     * tiles), else in fp32, the reference, and its line says so. */
+    /* The CPU in the precision asked where it runs it (fp64; bf16 with AMX
+     * or AVX512-BF16), else in fp32, the reference, and its line says so. */
     const gpuprobe_dtype asked = args.dtype;
     p->cpu = run_one(ctx, 0, asked == GPUPROBE_DTYPE_FP64 || asked == GPUPROBE_DTYPE_BF16
                                  ? asked : GPUPROBE_DTYPE_FP32);

@@ -1,23 +1,31 @@
 /*
- * cpu_amx.c - the CPU's bf16 matmul: a gemm of the library's own on
- * Intel's AMX tiles (TDPBF16PS: bf16 products, fp32 sums), for the CPUs
- * that have AMX-BF16 (Xeon Sapphire Rapids and later). Debian's OpenBLAS
- * has no bf16 gemm, and frameworks run bf16 on these CPUs through AMX, so
- * a bf16 figure timed as fp32 would be 2-3 times too slow (docs/speed.md).
+ * cpu_bf16.c - the CPU's bf16 matmul: a gemm of the library's own, with
+ * one of two kernels, whichever the CPU has (AMX first):
+ *  - AMX: Intel's AMX tiles (TDPBF16PS: bf16 products, fp32 sums), on the
+ *    CPUs that have AMX-BF16 (Xeon Sapphire Rapids and later);
+ *  - AVX512: VDPBF16PS on zmm registers (the same arithmetic), on the CPUs
+ *    that have AVX512-BF16 but no AMX (Xeon Cooper Lake, AMD Zen 4 and
+ *    later), or whose AMX Linux does not grant.
+ * Debian's OpenBLAS has no bf16 gemm, and frameworks run bf16 on these
+ * CPUs through these instructions (oneDNN), so a bf16 figure timed as fp32
+ * would be 2-3 times too slow (docs/speed.md).
  *
  * The product is blocked as a BLAS's is. Each thread owns a range of C's
  * columns (whole blocks of 32). For each KC-deep slice of k it packs up to
  * MC rows of A into 16 x 32 tiles, then each NC-wide block of its B columns
  * into tiles of 16 pairs of rows x 16 columns (B's pairs interleaved, as
- * TDPBF16PS reads them), and runs the inner kernel over them: a 32 x 32
- * block of C in four accumulator tiles, two A and two B tiles loaded per
- * 32 of k. A and B are padded with zeros to whole tiles; C blocks at the
- * edges go through a buffer of the thread's own. Packing is part of every
- * call, as it is of cblas_sgemm's: the figure is a gemm from plain
- * row-major arrays, not from weights packed once.
+ * both instructions read them), and runs the inner kernel over them: a
+ * 32 x 32 block of C, in four accumulator tiles (AMX: two A and two B
+ * tiles loaded per 32 of k) or eight rows at a time in 16 registers
+ * (AVX512: a row of a B tile is one register, 16 columns' pairs of k; each
+ * row's pair of A is broadcast to the 16 lanes). A and B are padded with
+ * zeros to whole tiles; C blocks at the edges go through a buffer of the
+ * thread's own. Packing is part of every call, as it is of cblas_sgemm's:
+ * the figure is a gemm from plain row-major arrays, not from weights
+ * packed once.
  *
  * Linux hands the AMX state to a process only when asked
- * (arch_prctl(ARCH_REQ_XCOMP_PERM), 5.16 and later); gp_amx_bf16() asks
+ * (arch_prctl(ARCH_REQ_XCOMP_PERM), 5.16 and later); gp_cpu_bf16() asks
  * once, the first time a bf16 matmul on the CPU is wanted. The grant is
  * the process's and lasts, as it does when a framework asks.
  *
@@ -26,14 +34,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "cpu_amx.h"
+#include "cpu_bf16.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if GPUPROBE_HAVE_AMX
+#if GPUPROBE_HAVE_BF16_KERNELS
 #include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
@@ -43,49 +51,52 @@
 /* The blocking: k slices of KC (16 steps of 32), C blocks of NC columns
  * per packed B block (KC x NC bf16 = 256 KiB, for the L2 cache), at most
  * MC rows of A packed at once (MC x KC bf16 = 1 MiB). */
-#define GP_AMX_KC 512
-#define GP_AMX_NC 256
-#define GP_AMX_MC 1024
+#define GP_BF16_KC 512
+#define GP_BF16_NC 256
+#define GP_BF16_MC 1024
 /* A product of fewer FLOPs than this runs on one thread: waking the others
  * would cost more than it saves. */
-#define GP_AMX_ONE_THREAD_FLOPS 4.0e6
+#define GP_BF16_ONE_THREAD_FLOPS 4.0e6
 /* The most threads it starts, whatever is asked (OpenBLAS's Debian build
  * stops at 64). */
-#define GP_AMX_MAX_THREADS 256
-#define GP_AMX_STACK ((size_t)256 << 10)
+#define GP_BF16_MAX_THREADS 256
+#define GP_BF16_STACK ((size_t)256 << 10)
 
 /* Bytes a thread packs into: A's rows, B's block, a 32 x 32 fp32 C. */
-#define GP_AMX_A_BYTES ((size_t)GP_AMX_MC * GP_AMX_KC * 2)
-#define GP_AMX_B_BYTES ((size_t)GP_AMX_NC * GP_AMX_KC * 2)
-#define GP_AMX_C_BYTES ((size_t)32 * 32 * 4)
+#define GP_BF16_A_BYTES ((size_t)GP_BF16_MC * GP_BF16_KC * 2)
+#define GP_BF16_B_BYTES ((size_t)GP_BF16_NC * GP_BF16_KC * 2)
+#define GP_BF16_C_BYTES ((size_t)32 * 32 * 4)
 
-uint64_t gp_amx_gemm_cost(size_t used)
+uint64_t gp_bf16_gemm_cost(size_t used)
 {
     return (uint64_t)used *
-           (GP_AMX_A_BYTES + GP_AMX_B_BYTES + GP_AMX_C_BYTES + 3 * 64 + GP_AMX_STACK);
+           (GP_BF16_A_BYTES + GP_BF16_B_BYTES + GP_BF16_C_BYTES + 3 * 64 + GP_BF16_STACK);
 }
 
-typedef struct amx_part {
-    struct gp_amx_gemm *g;
+typedef struct bf16_part {
+    struct gp_bf16_gemm *g;
     size_t lo, hi;        /* its columns of C */
     uint16_t *ap, *bp;    /* packed A and B */
     float *cbuf;          /* an edge block of C */
-} amx_part;
+} bf16_part;
 
-struct gp_amx_gemm {
+struct gp_bf16_gemm {
+    int kernel;           /* GP_BF16_AMX or GP_BF16_AVX512 */
     size_t m, n, k;
     const uint16_t *a, *b;
     float *c;
     size_t nthreads, used;
-    amx_part *p;
+    bf16_part *p;
     gp_pool *pool;        /* the threads of p[1..]; p[0] is the caller's */
 };
 
 /* ---- the kernels ---------------------------------------------------------- */
 
-#if GPUPROBE_HAVE_AMX
+#if GPUPROBE_HAVE_BF16_KERNELS
 
 #define GP_AMX_TARGET __attribute__((target("avx512f,avx512bw,amx-tile,amx-bf16")))
+#define GP_AVX512_TARGET __attribute__((target("avx512f,avx512bw")))
+#define GP_AVX512_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
 /* The tile configuration: palette 1, eight tiles of 16 rows x 64 bytes.
  * Loaded by the thread's own instruction: GCC 12's _tile_loadconfig tells
@@ -146,9 +157,50 @@ GP_AMX_TARGET static void inner(const uint16_t *ap, const uint16_t *bp, size_t s
     _tile_stored(3, c1 + 16, ld);
 }
 
+/* The same product as inner(), with VDPBF16PS on zmm registers: eight rows
+ * of C at a time in 16 accumulators (columns 0-15 and 16-31 of each row).
+ * For each pair of k the two B tile rows are loaded once (a row is the 16
+ * columns' pairs, lane j holding B's rows 2p and 2p + 1 of column j, as
+ * VDPBF16PS pairs its lanes) and each of the eight rows' pair of A, side by
+ * side in the packed A, is broadcast to all 16 lanes. */
+GP_AVX512_BF16_TARGET static void inner_avx512(const uint16_t *ap, const uint16_t *bp,
+                                               size_t steps, float *c, size_t ldc, int load)
+{
+    for (size_t r0 = 0; r0 < 32; r0 += 8) {
+        __m512 acc[8][2];
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            const float *cr = c + (r0 + (size_t)r) * ldc;
+            acc[r][0] = load ? _mm512_loadu_ps(cr) : _mm512_setzero_ps();
+            acc[r][1] = load ? _mm512_loadu_ps(cr + 16) : _mm512_setzero_ps();
+        }
+        for (size_t s = 0; s < steps; s++) {
+            const uint16_t *as = ap + s * 1024 + r0 * 32, *bs = bp + s * 1024;
+            for (size_t p = 0; p < 16; p++) {
+                const __m512bh b0 = (__m512bh)_mm512_load_si512(bs + p * 32);
+                const __m512bh b1 = (__m512bh)_mm512_load_si512(bs + 512 + p * 32);
+#pragma GCC unroll 8
+                for (int r = 0; r < 8; r++) {
+                    uint32_t pair;
+                    memcpy(&pair, as + (size_t)r * 32 + 2 * p, sizeof pair);
+                    const __m512bh a = (__m512bh)_mm512_set1_epi32((int)pair);
+                    acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, b0);
+                    acc[r][1] = _mm512_dpbf16_ps(acc[r][1], a, b1);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            float *cr = c + (r0 + (size_t)r) * ldc;
+            _mm512_storeu_ps(cr, acc[r][0]);
+            _mm512_storeu_ps(cr + 16, acc[r][1]);
+        }
+    }
+}
+
 /* Rows [r0, r0 + 32) of A (lda elements apart, m rows), columns [k0, k0 +
  * kl), as steps of two 16 x 32 tiles; rows past m and columns past kl 0. */
-GP_AMX_TARGET static void pack_a(const uint16_t *a, size_t lda, size_t m, size_t r0,
+GP_AVX512_TARGET static void pack_a(const uint16_t *a, size_t lda, size_t m, size_t r0,
                                  size_t k0, size_t kl, uint16_t *ap)
 {
     const size_t steps = (kl + 31) / 32;
@@ -169,7 +221,7 @@ GP_AMX_TARGET static void pack_a(const uint16_t *a, size_t lda, size_t m, size_t
  * c0 + 32), as steps of two tiles of 16 row pairs x 16 columns: element
  * (p, j) of a tile is B's rows 2p and 2p + 1 of column j, side by side.
  * Rows past kl and columns past n 0. */
-GP_AMX_TARGET static void pack_b(const uint16_t *b, size_t ldb, size_t n, size_t k0,
+GP_AVX512_TARGET static void pack_b(const uint16_t *b, size_t ldb, size_t n, size_t k0,
                                  size_t kl, size_t c0, uint16_t *bp)
 {
     /* Lanes of the two rows in the order a tile row wants them: column j
@@ -199,42 +251,46 @@ GP_AMX_TARGET static void pack_b(const uint16_t *b, size_t ldb, size_t n, size_t
 
 /* The 32 x 32 block of C at (r0, c0): in place when whole, else through
  * the thread's buffer (the part inside C copied in and out). */
-static void block(const struct gp_amx_gemm *g, const amx_part *p, const uint16_t *ap,
+static void block(const struct gp_bf16_gemm *g, const bf16_part *p, const uint16_t *ap,
                   const uint16_t *bp, size_t steps, size_t r0, size_t c0, int load)
 {
     const size_t m = g->m, n = g->n;
+    void (*const kernel)(const uint16_t *, const uint16_t *, size_t, float *, size_t, int) =
+        g->kernel == GP_BF16_AMX ? inner : inner_avx512;
     if (r0 + 32 <= m && c0 + 32 <= n) {
-        inner(ap, bp, steps, g->c + r0 * n + c0, n, load);
+        kernel(ap, bp, steps, g->c + r0 * n + c0, n, load);
         return;
     }
     const size_t rl = m - r0 < 32 ? m - r0 : 32, cl = n - c0 < 32 ? n - c0 : 32;
     float *t = p->cbuf;
     if (load) {
-        memset(t, 0, GP_AMX_C_BYTES);
+        memset(t, 0, GP_BF16_C_BYTES);
         for (size_t r = 0; r < rl; r++)
             memcpy(t + r * 32, g->c + (r0 + r) * n + c0, cl * sizeof(float));
     }
-    inner(ap, bp, steps, t, 32, load);
+    kernel(ap, bp, steps, t, 32, load);
     for (size_t r = 0; r < rl; r++)
         memcpy(g->c + (r0 + r) * n + c0, t + r * 32, cl * sizeof(float));
 }
 
 /* A thread's part of the product: its columns [lo, hi) of C. */
-static void part(const struct gp_amx_gemm *g, const amx_part *p)
+static void part(const struct gp_bf16_gemm *g, const bf16_part *p)
 {
     const size_t m = g->m, n = g->n, k = g->k;
     if (p->lo >= p->hi)
         return;
-    tiles_on();
-    for (size_t k0 = 0; k0 < k; k0 += GP_AMX_KC) {
-        const size_t kl = k - k0 < GP_AMX_KC ? k - k0 : GP_AMX_KC, steps = (kl + 31) / 32;
+    const int amx = g->kernel == GP_BF16_AMX;
+    if (amx)
+        tiles_on();
+    for (size_t k0 = 0; k0 < k; k0 += GP_BF16_KC) {
+        const size_t kl = k - k0 < GP_BF16_KC ? k - k0 : GP_BF16_KC, steps = (kl + 31) / 32;
         const size_t panel = steps * 1024; /* elements of a packed 32-wide panel */
-        for (size_t m0 = 0; m0 < m; m0 += GP_AMX_MC) {
-            const size_t ml = m - m0 < GP_AMX_MC ? m - m0 : GP_AMX_MC, mbs = (ml + 31) / 32;
+        for (size_t m0 = 0; m0 < m; m0 += GP_BF16_MC) {
+            const size_t ml = m - m0 < GP_BF16_MC ? m - m0 : GP_BF16_MC, mbs = (ml + 31) / 32;
             for (size_t i = 0; i < mbs; i++)
                 pack_a(g->a, k, m, m0 + i * 32, k0, kl, p->ap + i * panel);
-            for (size_t n0 = p->lo; n0 < p->hi; n0 += GP_AMX_NC) {
-                const size_t nl = p->hi - n0 < GP_AMX_NC ? p->hi - n0 : GP_AMX_NC;
+            for (size_t n0 = p->lo; n0 < p->hi; n0 += GP_BF16_NC) {
+                const size_t nl = p->hi - n0 < GP_BF16_NC ? p->hi - n0 : GP_BF16_NC;
                 const size_t nbs = (nl + 31) / 32;
                 for (size_t j = 0; j < nbs; j++)
                     pack_b(g->b, n, n, k0, kl, n0 + j * 32, p->bp + j * panel);
@@ -245,7 +301,8 @@ static void part(const struct gp_amx_gemm *g, const amx_part *p)
             }
         }
     }
-    tiles_off();
+    if (amx)
+        tiles_off();
 }
 
 /* ---- whether it can run -------------------------------------------------- */
@@ -255,18 +312,18 @@ static void part(const struct gp_amx_gemm *g, const amx_part *p)
 #define GP_ARCH_REQ_XCOMP_PERM 0x1023
 #define GP_XFEATURE_XTILEDATA 18
 
-static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
-static int amx_ok;
-static char amx_why[160];
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+static unsigned kernels_ok;           /* bit 1 << GP_BF16_*: the kernel runs here */
+static char amx_why[96], avx_why[64]; /* why not, for each */
 
-GP_AMX_TARGET static uint64_t read_xcr0(void)
+static uint64_t read_xcr0(void)
 {
     uint32_t lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return ((uint64_t)hi << 32) | lo;
 }
 
-static void amx_detect(void)
+static void detect(void)
 {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) {
@@ -275,20 +332,37 @@ static void amx_detect(void)
         return;
     }
     if (__get_cpuid_max(0, NULL) < 7) {
-        gp_strlcpy(amx_why, "the CPU has no AMX-BF16 (cpuid has no leaf 7)", sizeof amx_why);
+        gp_strlcpy(amx_why, "the CPU has no AMX-BF16 or AVX512-BF16 (cpuid has no leaf 7)",
+                   sizeof amx_why);
         return;
     }
     __cpuid_count(7, 0, a, b, c, d);
-    const int tile = (d >> 24) & 1, bf16 = (d >> 22) & 1;
+    const unsigned subleaves = a;
+    const int tile = (d >> 24) & 1, amx_bf16 = (d >> 22) & 1;
     const int avx512 = ((b >> 16) & 1) && ((b >> 30) & 1); /* AVX512F, AVX512BW */
-    if (!tile || !bf16 || !avx512) {
+    int avx512_bf16 = 0;
+    if (subleaves >= 1) {
+        __cpuid_count(7, 1, a, b, c, d);
+        avx512_bf16 = (a >> 5) & 1;
+    }
+    /* The OS saves x87, SSE, AVX and the AVX-512 state (opmask, upper
+     * halves of zmm0-15, zmm16-31); for AMX both tile parts too. */
+    const uint64_t xcr0 = read_xcr0(), zmm = 0x7 | 0xe0, tiles = 3u << 17;
+    if (!avx512 || !avx512_bf16)
+        gp_snprintf(avx_why, sizeof avx_why, "the CPU has no %s (cpuid)",
+                    !avx512 ? "AVX512BW" : "AVX512-BF16");
+    else if ((xcr0 & zmm) != zmm)
+        gp_strlcpy(avx_why, "the kernel does not enable the AVX-512 state (XCR0)",
+                   sizeof avx_why);
+    else
+        kernels_ok |= 1u << GP_BF16_AVX512;
+
+    if (!tile || !amx_bf16 || !avx512) {
         gp_snprintf(amx_why, sizeof amx_why, "the CPU has no %s (cpuid)",
-                    !tile ? "AMX-TILE" : !bf16 ? "AMX-BF16" : "AVX512BW");
+                    !tile ? "AMX-TILE" : !amx_bf16 ? "AMX-BF16" : "AVX512BW");
         return;
     }
-    /* The OS saves x87, SSE, AVX, the AVX-512 state and both AMX parts. */
-    const uint64_t need = 0x7 | 0xe0 | (3u << 17);
-    if ((read_xcr0() & need) != need) {
+    if ((xcr0 & (zmm | tiles)) != (zmm | tiles)) {
         gp_strlcpy(amx_why, "the kernel does not enable the AMX state (XCR0)", sizeof amx_why);
         return;
     }
@@ -298,12 +372,12 @@ static void amx_detect(void)
                     strerror(e), e == EINVAL ? "; Linux 5.16 or later grants it" : "");
         return;
     }
-    amx_ok = 1;
+    kernels_ok |= 1u << GP_BF16_AMX;
 }
 
-#else /* !GPUPROBE_HAVE_AMX */
+#else /* !GPUPROBE_HAVE_BF16_KERNELS */
 
-static void part(const struct gp_amx_gemm *g, const amx_part *p)
+static void part(const struct gp_bf16_gemm *g, const bf16_part *p)
 {
     (void)g;
     (void)p;
@@ -311,38 +385,65 @@ static void part(const struct gp_amx_gemm *g, const amx_part *p)
 
 #endif
 
-int gp_amx_bf16(const gpuprobe_context *ctx, char *why, size_t n)
+int gp_test_bf16_kernel;
+
+int gp_cpu_bf16(const gpuprobe_context *ctx, char *why, size_t n)
 {
     if (ctx->env_amx_off) {
         gp_strlcpy(why, "GPUPROBE_CPU_AMX turns it off", n);
         return 0;
     }
-#if GPUPROBE_HAVE_AMX
-    (void)pthread_once(&amx_once, amx_detect);
-    if (!amx_ok)
+#if GPUPROBE_HAVE_BF16_KERNELS
+    (void)pthread_once(&detect_once, detect);
+    const int want = gp_test_bf16_kernel;
+    if (want == GP_BF16_AMX || want == GP_BF16_AVX512) {
+        if (kernels_ok & (1u << want))
+            return want;
+        gp_strlcpy(why, want == GP_BF16_AMX ? amx_why : avx_why, n);
+        return 0;
+    }
+    if (kernels_ok & (1u << GP_BF16_AMX))
+        return GP_BF16_AMX;
+    if (kernels_ok & (1u << GP_BF16_AVX512))
+        return GP_BF16_AVX512;
+    if (avx_why[0])
+        gp_snprintf(why, n, "%s; %s", amx_why, avx_why);
+    else
         gp_strlcpy(why, amx_why, n);
-    return amx_ok;
+    return 0;
 #else
-    gp_strlcpy(why, "this build of the library has no AMX kernel (x86-64 with GCC 11 or "
+    gp_strlcpy(why, "this build of the library has no bf16 kernel (x86-64 with GCC 11 or "
                     "Clang 12 and later builds it)", n);
     return 0;
 #endif
+}
+
+const char *gp_bf16_kernel_name(int kernel)
+{
+    return kernel == GP_BF16_AMX ? "AMX-BF16" : kernel == GP_BF16_AVX512 ? "AVX512-BF16" : "";
+}
+
+double gp_bf16_flops_per_cycle(int kernel)
+{
+    return kernel == GP_BF16_AMX      ? GP_AMX_BF16_FLOPS_PER_CYCLE
+           : kernel == GP_BF16_AVX512 ? GP_AVX512_BF16_FLOPS_PER_CYCLE
+                                      : 0.0;
 }
 
 /* ---- the threads ------------------------------------------------------------ */
 
 static void run_part(void *arg)
 {
-    amx_part *p = arg;
+    bf16_part *p = arg;
     part(p->g, p);
 }
 
-void gp_amx_gemm_run(gp_amx_gemm *g)
+void gp_bf16_gemm_run(gp_bf16_gemm *g)
 {
     gp_pool_run(g->pool, run_part, &g->p[0]);
 }
 
-void gp_amx_gemm_close(gp_amx_gemm *g)
+void gp_bf16_gemm_close(gp_bf16_gemm *g)
 {
     if (!g)
         return;
@@ -357,60 +458,62 @@ void gp_amx_gemm_close(gp_amx_gemm *g)
     free(g);
 }
 
-size_t gp_amx_gemm_threads(size_t threads, size_t m, size_t n, size_t k)
+size_t gp_bf16_gemm_threads(size_t threads, size_t m, size_t n, size_t k)
 {
     const size_t blocks = (n + 31) / 32;
-    if (threads > GP_AMX_MAX_THREADS)
-        threads = GP_AMX_MAX_THREADS;
-    if (2.0 * (double)m * (double)n * (double)k < GP_AMX_ONE_THREAD_FLOPS)
+    if (threads > GP_BF16_MAX_THREADS)
+        threads = GP_BF16_MAX_THREADS;
+    if (2.0 * (double)m * (double)n * (double)k < GP_BF16_ONE_THREAD_FLOPS)
         return 1;
     return threads < blocks ? threads : blocks;
 }
 
-gpuprobe_status gp_amx_gemm_open(gpuprobe_context *ctx, size_t threads, size_t m, size_t n,
-                                 size_t k, const uint16_t *a, const uint16_t *b, float *c,
-                                 gp_amx_gemm **out, size_t *used)
+gpuprobe_status gp_bf16_gemm_open(gpuprobe_context *ctx, int kernel, size_t threads, size_t m,
+                                  size_t n, size_t k, const uint16_t *a, const uint16_t *b,
+                                  float *c, gp_bf16_gemm **out, size_t *used)
 {
     *out = NULL;
-    struct gp_amx_gemm *g = calloc(1, sizeof *g);
+    struct gp_bf16_gemm *g = calloc(1, sizeof *g);
     if (!g)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating the bf16 gemm");
+    g->kernel = kernel;
     g->m = m;
     g->n = n;
     g->k = k;
     g->a = a;
     g->b = b;
     g->c = c;
-    g->used = gp_amx_gemm_threads(threads, m, n, k);
+    g->used = gp_bf16_gemm_threads(threads, m, n, k);
     g->nthreads = g->used;
     g->p = calloc(g->nthreads, sizeof *g->p);
     if (!g->p) {
-        gp_amx_gemm_close(g);
+        const size_t nthreads = g->nthreads;
+        gp_bf16_gemm_close(g);
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY, "allocating %zu bf16 gemm threads",
-                       g->nthreads);
+                       nthreads);
     }
     const size_t blocks = (n + 31) / 32;
     for (size_t i = 0; i < g->nthreads; i++) {
-        amx_part *p = &g->p[i];
+        bf16_part *p = &g->p[i];
         p->g = g;
         p->lo = blocks * i / g->nthreads * 32;
         p->hi = i + 1 == g->nthreads ? n : blocks * (i + 1) / g->nthreads * 32;
-        if (posix_memalign((void **)&p->ap, 64, GP_AMX_A_BYTES) != 0 ||
-            posix_memalign((void **)&p->bp, 64, GP_AMX_B_BYTES) != 0 ||
-            posix_memalign((void **)&p->cbuf, 64, GP_AMX_C_BYTES) != 0) {
-            gp_amx_gemm_close(g);
+        if (posix_memalign((void **)&p->ap, 64, GP_BF16_A_BYTES) != 0 ||
+            posix_memalign((void **)&p->bp, 64, GP_BF16_B_BYTES) != 0 ||
+            posix_memalign((void **)&p->cbuf, 64, GP_BF16_C_BYTES) != 0) {
+            gp_bf16_gemm_close(g);
             return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
                            "allocating the packing buffers of bf16 gemm thread %zu "
                            "(%zu bytes)",
-                           i + 1, GP_AMX_A_BYTES + GP_AMX_B_BYTES + GP_AMX_C_BYTES);
+                           i + 1, GP_BF16_A_BYTES + GP_BF16_B_BYTES + GP_BF16_C_BYTES);
         }
     }
     gpuprobe_status st = GPUPROBE_OK;
     if (g->nthreads > 1)
         st = gp_pool_open(ctx, "bf16 gemm", run_part, &g->p[1], sizeof *g->p, g->nthreads - 1,
-                          GP_AMX_STACK, 1, &g->pool);
+                          GP_BF16_STACK, 1, &g->pool);
     if (st != GPUPROBE_OK) {
-        gp_amx_gemm_close(g);
+        gp_bf16_gemm_close(g);
         return st;
     }
     *used = g->used;
