@@ -84,6 +84,21 @@ def run_python(code: str, env: Dict[str, str], tmp_path: Path, args: Tuple[str, 
     return proc, counters
 
 
+def cpu_bf16_kernel() -> Optional[str]:
+    """The kernel the library's bf16 gemm runs on this CPU, by its flags:
+    "AMX-BF16", "AVX512-BF16", or None where it has neither."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(f.read().split())
+    except OSError:
+        return None
+    if {"amx_bf16", "amx_tile"} <= flags:
+        return "AMX-BF16"
+    if {"avx512_bf16", "avx512bw"} <= flags:
+        return "AVX512-BF16"
+    return None
+
+
 def loader_finds(soname: str) -> bool:
     """Whether the system loader, with no LD_LIBRARY_PATH, opens soname."""
     code = "import ctypes; ctypes.CDLL(%r)" % soname

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from conftest import FAKELIB, child_env, run_python
+from conftest import FAKELIB, child_env, cpu_bf16_kernel, run_python
 
 
 def test_cuda_status_disabled(gp):
@@ -108,15 +108,6 @@ def test_matmul_cpu(gp):
     assert (rect.m, rect.n, rect.k, rect.dtype, rect.verified) == (8, 16, 24, "fp64", None)
 
 
-def cpu_has_amx():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read().split()
-    except OSError:
-        return False
-    return "amx_bf16" in flags and "amx_tile" in flags
-
-
 def test_matmul_errors(gp):
     with pytest.raises(gp.UnsupportedError):
         gp.matmul(64, "fp16", "cpu")
@@ -131,11 +122,12 @@ def test_matmul_errors(gp):
 
 
 def test_matmul_bf16_on_the_cpu(gp):
-    # on AMX tiles where the CPU has them (the library's own gemm), else
-    # refused with the reason
-    if cpu_has_amx():
+    # the library's own gemm, on AMX tiles or with AVX512-BF16 where the
+    # CPU has either (the backend names which), else refused with the reason
+    kernel = cpu_bf16_kernel()
+    if kernel:
         r = gp.matmul(64, "bf16", "cpu", min_runs=2, budget_ms=0)
-        assert (r.dtype, r.verified) == ("bf16", True) and "AMX-BF16" in r.backend
+        assert (r.dtype, r.verified) == ("bf16", True) and kernel + " gemm" in r.backend
     else:
         with pytest.raises(gp.UnsupportedError, match="AMX-BF16"):
             gp.matmul(64, "bf16", "cpu")

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, FLEET_H200, child_env, needs_sim, run_python
+from conftest import BUILD, FLEET_H200, child_env, cpu_bf16_kernel, needs_sim, run_python
 
 FIT = BUILD / "tools" / "gpuprobe-fit"
 QUICK = dict(prompt=64, generate=4, budget_ms=2, buffer_bytes="1MiB")
@@ -35,11 +35,10 @@ def test_speed_on_the_cpu(gp):
     assert s.workload.context == 68  # the plan holds the prompt and what is generated
     assert s.prefill_bound in ("compute", "memory") and s.decode_bound in ("compute", "memory")
     assert s.prefill_s > 0 and s.decode_tokens_per_s > 0 and s.total_s >= s.prefill_s
-    # bf16 weights: on AMX tiles in bf16, else this CPU's matmuls run in
-    # fp32, and it says so
-    with open("/proc/cpuinfo") as f:
-        amx = {"amx_bf16", "amx_tile"} <= set(f.read().split())
-    assert (s.matmul_dtype, s.dtype_substituted) == (("bf16", False) if amx else ("fp32", True))
+    # bf16 weights: in bf16 where the CPU has a bf16 kernel (AMX tiles or
+    # AVX512-BF16), else this CPU's matmuls run in fp32, and it says so
+    bf16 = cpu_bf16_kernel() is not None
+    assert (s.matmul_dtype, s.dtype_substituted) == (("bf16", False) if bf16 else ("fp32", True))
     assert not s.cached and s.read_bytes_per_s > 0 and s.matmul_flops > 0
     # measured once per context: the second estimate measures nothing
     again = gp.speed("Qwen2.5-0.5B", device="cpu", **QUICK)

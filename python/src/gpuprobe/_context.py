@@ -369,8 +369,9 @@ class Context:
         lesson's benchmark done properly: setup timed apart, warm-up, repeated
         runs (CUDA events on a GPU), seeded inputs, the result verified.
 
-        ``dtype``: fp32, fp64 (CPU), tf32, fp16 (GPU), bf16 (GPU; CPU with AMX). ``device``: a
-        spec (``"auto"``: as :meth:`select`), an index or a Device. Options
+        ``dtype``: fp32, fp64 (CPU), tf32, fp16 (GPU), bf16 (GPU; CPU with AMX
+        or AVX512-BF16). ``device``: a spec (``"auto"``: as :meth:`select`),
+        an index or a Device. Options
         (``gpuprobe_matmul_param``, the library's defaults when not given):
         warmup, min_runs, max_runs, budget_ms, transfers, verify, seed,
         cpu_threads, verify_samples, batch. Raises VerifyFailedError (with
