@@ -93,7 +93,7 @@ struct gpuprobe_bandwidth_result {
     int64_t pcie_gen, pcie_width, pcie_max_gen, pcie_max_width, degraded;
     double memory_peak, link_peak, link_max_peak, setup_s;
     char device_name[GP_NAME_LEN];
-    char method[256];
+    char method[512];
     char peak_source[192];
 };
 
@@ -280,13 +280,7 @@ static gpuprobe_status round_of(gpuprobe_context *ctx, bw_run *run, double *v, s
 static void choose_reps(bw_run *run, const double *warm)
 {
     for (int t = 0; t < GP_BW_NTESTS; t++) {
-        double s = warm[t];
-        size_t reps = 1;
-        if (run->job.warmup > 0 && s < GP_BW_PASS_S)
-            reps = s > 0 && 1.25 * GP_BW_PASS_S / s < (double)GP_BW_MAX_REPS
-                       ? (size_t)ceil(1.25 * GP_BW_PASS_S / s)
-                       : GP_BW_MAX_REPS;
-        run->reps[t] = reps;
+        run->reps[t] = run->job.warmup > 0 ? gp_bw_reps_for(warm[t]) : 1;
     }
 }
 
@@ -309,22 +303,10 @@ static gpuprobe_status passes(gpuprobe_context *ctx, bw_run *run)
     return st;
 }
 
-/* Bytes counted for one pass of test t (docs/bandwidth.md). */
-static double pass_bytes(const bw_run *run, int t)
-{
-    double b = (double)run->job.buffer_bytes;
-    switch (t) {
-    case GPUPROBE_BANDWIDTH_TEST_READ: return b * (double)run->be->read_buffers;
-    case GPUPROBE_BANDWIDTH_TEST_COPY: return 2.0 * b;
-    case GPUPROBE_BANDWIDTH_TEST_TRIAD: return 3.0 * b;
-    default: return b;
-    }
-}
-
 static void fill_test(gpuprobe_bandwidth_result *res, const bw_run *run, int t, double peak)
 {
     size_t n = (size_t)run->job.runs;
-    double *v = run->times + (size_t)t * n, bytes = pass_bytes(run, t);
+    double *v = run->times + (size_t)t * n, bytes = gp_bw_pass_bytes(t, run->job.buffer_bytes, run->be->read_buffers);
     double *f = res->fig[t];
     double best = gp_stats_min(v, n), worst = gp_stats_max(v, n);
     double median = gp_stats_median_inplace(v, n);

@@ -26,15 +26,25 @@
 #define GP_BW_CPU_MIN_BYTES ((uint64_t)64 << 20)
 #define GP_BW_CPU_UNKNOWN_BYTES ((uint64_t)256 << 20)
 
-/* The kernels, over doubles: the sum of a[0..n); c = a; b = a + s c. */
-double gp_bw_sum(const double *a, size_t n);
-/* The sum of a[0, n) read as `streams` runs side by side (1 to 16). */
-double gp_bw_sum_streams(const double *a, size_t n, unsigned streams);
-void gp_bw_copy(double *restrict c, const double *restrict a, size_t n);
-void gp_bw_triad(double *restrict b, const double *restrict a, const double *restrict c,
-                 double s, size_t n);
-/* The instruction set of the kernels' clone this CPU runs, e.g. "AVX2". */
-const char *gp_bw_isa(void);
+/* The kernels, over doubles, compiled for one instruction set: the sum of
+ * a[0..n); the same sum read as `streams` runs side by side (1 to 16);
+ * c = a; b = a + s c. */
+typedef struct gp_bw_kernels {
+    const char *isa;           /* "AVX-512", "AVX2", "SSE2", "compiler default" */
+    double (*sum)(const double *a, size_t n);
+    double (*sum_streams)(const double *a, size_t n, unsigned streams);
+    void (*copy)(double *restrict c, const double *restrict a, size_t n);
+    void (*triad)(double *restrict b, const double *restrict a, const double *restrict c,
+                  double s, size_t n);
+} gp_bw_kernels;
+/* The sets this CPU runs, the widest first (*sets); how many (1 to
+ * GP_BW_MAX_SETS). */
+#define GP_BW_MAX_SETS 3
+size_t gp_bw_kernel_sets(const gp_bw_kernels **sets);
+
+/* Bytes counted for one pass of a test (docs/bandwidth.md): STREAM's
+ * convention, no write-allocate; the read reads read_buffers buffers. */
+double gp_bw_pass_bytes(int test, uint64_t buffer_bytes, unsigned read_buffers);
 
 /* GB/s (10^9 B/s), one direction, after line encoding, of one PCIe lane
  * of generation gen (0 unknown), and of a link of width lanes. */
@@ -100,6 +110,11 @@ void gp_host_dmi_memory(const char *sysroot, gp_dmi_memory *out);
 /* The most repetitions of one pass. */
 #define GP_BW_MAX_REPS ((size_t)1 << 16)
 
+/* Repetitions of a pass whose one repetition took `seconds`: as many as
+ * make it last 1.25 x GP_BW_PASS_S when it was shorter than GP_BW_PASS_S
+ * (at most GP_BW_MAX_REPS), else 1 (bw_numbers.c). */
+size_t gp_bw_reps_for(double seconds);
+
 #define GP_BW_BIT(t) (1u << (unsigned)(t))
 /* The tests each kind of device has. */
 #define GP_BW_CPU_TESTS                                                       \
@@ -130,7 +145,7 @@ typedef struct gp_bw_job {
     int threads, pinned;       /* CPU threads; of them pinned (after prepare()) */
     double memory_peak_gbps;   /* 0 unknown */
     char peak_source[192];
-    char method[256];
+    char method[512];
     /* from the protocol, before prepare() */
     uint64_t buffer_bytes, target_bytes;
     /* CUDA, after finish(): the PCIe link, -1 unknown */

@@ -8,99 +8,128 @@
  * file with -O3, and without -ftree-loop-distribute-patterns so that the
  * copy stays a loop of loads and stores instead of becoming a call to
  * memcpy, whose large copies use non-temporal stores: another
- * measurement). Where GCC supports it each kernel is cloned for AVX-512,
- * AVX2 and the baseline, and the dynamic loader picks the clone for the
- * CPU it runs on (target_clones); gp_bw_isa() names the clone picked.
+ * measurement). On x86-64 each is compiled three times, for AVX-512, AVX2
+ * and the baseline (SSE2), and gp_bw_kernel_sets() lists those this CPU
+ * runs: the widest is not always the fastest at streaming from memory
+ * (on AMD Zen 4 the SSE2 read is about 13% faster than the AVX-512 one),
+ * so the CPU backend times them and keeps the fastest per test.
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #include "bandwidth_internal.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
-#define GP_BW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#define GP_BW_HAVE_CLONES 1
-#else
-#define GP_BW_CLONES
-#define GP_BW_HAVE_CLONES 0
-#endif
+#include <math.h>
 
 /* Independent partial sums in the read kernel: enough vectors in flight
- * that the additions' latency never limits a core (four 8-wide or eight
- * 4-wide accumulators). */
+ * that the additions' latency never limits a core (four 8-wide, eight
+ * 4-wide or sixteen 2-wide accumulators). */
 #define GP_BW_LANES 32
-
-GP_BW_CLONES
-double gp_bw_sum(const double *a, size_t n)
-{
-    double s[GP_BW_LANES] = {0};
-    size_t i = 0;
-    for (; i + GP_BW_LANES <= n; i += GP_BW_LANES)
-        for (size_t k = 0; k < GP_BW_LANES; k++)
-            s[k] += a[i + k];
-    double t = 0.0;
-    for (; i < n; i++)
-        t += a[i];
-    for (size_t k = 0; k < GP_BW_LANES; k++)
-        t += s[k];
-    return t;
-}
-
 /* Elements of one run read in turn before the next run's: one 64-byte
  * line of doubles, so each run stays a sequential stream the hardware
  * prefetchers follow. */
 #define GP_BW_STEP 8
 #define GP_BW_MAX_STREAMS 16
 
-GP_BW_CLONES
-double gp_bw_sum_streams(const double *a, size_t n, unsigned streams)
-{
-    if (streams < 1)
-        streams = 1;
-    if (streams > GP_BW_MAX_STREAMS)
-        streams = GP_BW_MAX_STREAMS;
-    /* Runs of `len` elements (whole lines); what the runs leave at the end
-     * (fewer than streams lines and a part of one) is read as one stream. */
-    size_t len = n / streams / GP_BW_STEP * GP_BW_STEP;
-    double s[GP_BW_MAX_STREAMS][GP_BW_STEP] = {{0}};
-    for (size_t i = 0; i < len; i += GP_BW_STEP)
-        for (unsigned r = 0; r < streams; r++)
-            for (size_t k = 0; k < GP_BW_STEP; k++)
-                s[r][k] += a[(size_t)r * len + i + k];
-    double t = gp_bw_sum(a + (size_t)streams * len, n - (size_t)streams * len);
-    for (unsigned r = 0; r < streams; r++)
-        for (size_t k = 0; k < GP_BW_STEP; k++)
-            t += s[r][k];
-    return t;
-}
+/* The four kernels, compiled with attribute ATTR under names ending in
+ * SUFFIX. sum_streams: runs of `len` elements (whole lines) side by side;
+ * what the runs leave at the end (fewer than streams lines and a part of
+ * one) is read as one stream. */
+#define GP_BW_KERNELS(SUFFIX, ATTR)                                           \
+    ATTR static double sum_##SUFFIX(const double *a, size_t n)                \
+    {                                                                         \
+        double s[GP_BW_LANES] = {0};                                          \
+        size_t i = 0;                                                         \
+        for (; i + GP_BW_LANES <= n; i += GP_BW_LANES)                        \
+            for (size_t k = 0; k < GP_BW_LANES; k++)                          \
+                s[k] += a[i + k];                                             \
+        double t = 0.0;                                                       \
+        for (; i < n; i++)                                                    \
+            t += a[i];                                                        \
+        for (size_t k = 0; k < GP_BW_LANES; k++)                              \
+            t += s[k];                                                        \
+        return t;                                                             \
+    }                                                                         \
+    ATTR static double sum_streams_##SUFFIX(const double *a, size_t n,        \
+                                            unsigned streams)                 \
+    {                                                                         \
+        if (streams < 1)                                                      \
+            streams = 1;                                                      \
+        if (streams > GP_BW_MAX_STREAMS)                                      \
+            streams = GP_BW_MAX_STREAMS;                                      \
+        size_t len = n / streams / GP_BW_STEP * GP_BW_STEP;                   \
+        double s[GP_BW_MAX_STREAMS][GP_BW_STEP] = {{0}};                      \
+        for (size_t i = 0; i < len; i += GP_BW_STEP)                          \
+            for (unsigned r = 0; r < streams; r++)                            \
+                for (size_t k = 0; k < GP_BW_STEP; k++)                       \
+                    s[r][k] += a[(size_t)r * len + i + k];                    \
+        double t = sum_##SUFFIX(a + (size_t)streams * len,                    \
+                                n - (size_t)streams * len);                   \
+        for (unsigned r = 0; r < streams; r++)                                \
+            for (size_t k = 0; k < GP_BW_STEP; k++)                           \
+                t += s[r][k];                                                 \
+        return t;                                                             \
+    }                                                                         \
+    ATTR static void copy_##SUFFIX(double *restrict c, const double *restrict a, \
+                                   size_t n)                                  \
+    {                                                                         \
+        for (size_t i = 0; i < n; i++)                                        \
+            c[i] = a[i];                                                      \
+    }                                                                         \
+    ATTR static void triad_##SUFFIX(double *restrict b, const double *restrict a, \
+                                    const double *restrict c, double s, size_t n) \
+    {                                                                         \
+        for (size_t i = 0; i < n; i++)                                        \
+            b[i] = a[i] + s * c[i];                                           \
+    }
 
-GP_BW_CLONES
-void gp_bw_copy(double *restrict c, const double *restrict a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        c[i] = a[i];
-}
+#define GP_BW_SET(SUFFIX, NAME)                                               \
+    { NAME, sum_##SUFFIX, sum_streams_##SUFFIX, copy_##SUFFIX, triad_##SUFFIX }
 
-GP_BW_CLONES
-void gp_bw_triad(double *restrict b, const double *restrict a, const double *restrict c,
-                 double s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        b[i] = a[i] + s * c[i];
-}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+GP_BW_KERNELS(avx512, __attribute__((target("avx512f"))))
+GP_BW_KERNELS(avx2, __attribute__((target("avx2"))))
+GP_BW_KERNELS(base, )
 
-const char *gp_bw_isa(void)
+size_t gp_bw_kernel_sets(const gp_bw_kernels **sets)
 {
-#if GP_BW_HAVE_CLONES
-    /* The order target_clones' resolver tries them in. */
+    static const gp_bw_kernels all[] = {
+        GP_BW_SET(avx512, "AVX-512"), GP_BW_SET(avx2, "AVX2"), GP_BW_SET(base, "SSE2"),
+    };
+    /* The widest this CPU runs first: a suffix of the table. */
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-        return "AVX-512";
-    if (__builtin_cpu_supports("avx2"))
-        return "AVX2";
-    return "SSE2";
+    size_t first = __builtin_cpu_supports("avx512f") ? 0 : __builtin_cpu_supports("avx2") ? 1 : 2;
+    *sets = all + first;
+    return sizeof all / sizeof all[0] - first;
+}
 #else
-    return "compiler default";
+GP_BW_KERNELS(base, )
+
+size_t gp_bw_kernel_sets(const gp_bw_kernels **sets)
+{
+    static const gp_bw_kernels all[] = {GP_BW_SET(base, "compiler default")};
+    *sets = all;
+    return 1;
+}
 #endif
+
+size_t gp_bw_reps_for(double seconds)
+{
+    if (seconds >= GP_BW_PASS_S)
+        return 1;
+    if (seconds > 0 && 1.25 * GP_BW_PASS_S / seconds < (double)GP_BW_MAX_REPS)
+        return (size_t)ceil(1.25 * GP_BW_PASS_S / seconds);
+    return GP_BW_MAX_REPS;
+}
+
+double gp_bw_pass_bytes(int test, uint64_t buffer_bytes, unsigned read_buffers)
+{
+    double b = (double)buffer_bytes;
+    switch (test) {
+    case GPUPROBE_BANDWIDTH_TEST_READ: return b * (double)read_buffers;
+    case GPUPROBE_BANDWIDTH_TEST_COPY: return 2.0 * b;
+    case GPUPROBE_BANDWIDTH_TEST_TRIAD: return 3.0 * b;
+    default: return b;
+    }
 }
 
 double gp_bw_pcie_lane_gbps(int gen)

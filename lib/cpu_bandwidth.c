@@ -15,6 +15,10 @@
  * if copy ran, b is 4 (1 without copy) if triad ran, each part of a sums
  * to its length.
  *
+ * Each test runs the kernels of one instruction set (bw_numbers.c): where
+ * the CPU runs more than one and the run has a warm-up, trial passes of
+ * each set before the warm-up choose the fastest, per test.
+ *
  * SPDX-License-Identifier: BSD-2-Clause
  */
 #ifndef _GNU_SOURCE
@@ -23,6 +27,7 @@
 #include "bandwidth_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -34,6 +39,9 @@
 #define GP_BW_STACK ((size_t)256 << 10)
 /* Elements per part boundary: a 4 KiB page of doubles. */
 #define GP_BW_PART 512
+/* Trial passes of each kernel set per test, in turns (the order reversed
+ * each time). */
+#define GP_BW_TRIALS 2
 
 enum { CMD_INIT, CMD_PASS, CMD_CHECK };
 
@@ -60,6 +68,10 @@ typedef struct cpu_bw {
     double *a, *b, *c;
     size_t n, map_bytes;
     unsigned ran;              /* tests that have run (GP_BW_BIT) */
+    const gp_bw_kernels *sets; /* the kernel sets this CPU runs, widest first */
+    size_t nsets;
+    const gp_bw_kernels *use[GP_BW_NTESTS]; /* the set each test runs */
+    double trial_gbps[GP_BW_NTESTS][GP_BW_MAX_SETS]; /* each set's best trial */
     /* the command every worker carries out (gp_pool_run orders it) */
     int cmd;
     gpuprobe_bandwidth_test test;
@@ -144,14 +156,15 @@ static void init_part(const cpu_bw *r, const bw_worker *w)
 static void kernel(const cpu_bw *r, bw_worker *w, gpuprobe_bandwidth_test t)
 {
     size_t lo = w->lo, len = w->hi - w->lo;
+    const gp_bw_kernels *k = r->use[t];
     if (t == GPUPROBE_BANDWIDTH_TEST_READ)
-        w->sum = gp_bw_sum(r->a + lo, len);
+        w->sum = k->sum(r->a + lo, len);
     else if (t == GPUPROBE_BANDWIDTH_TEST_READ_STREAMS)
-        w->sum = gp_bw_sum_streams(r->a + lo, len, GPUPROBE_BANDWIDTH_STREAMS);
+        w->sum = k->sum_streams(r->a + lo, len, GPUPROBE_BANDWIDTH_STREAMS);
     else if (t == GPUPROBE_BANDWIDTH_TEST_COPY)
-        gp_bw_copy(r->c + lo, r->a + lo, len);
+        k->copy(r->c + lo, r->a + lo, len);
     else
-        gp_bw_triad(r->b + lo, r->a + lo, r->c + lo, 3.0, len);
+        k->triad(r->b + lo, r->a + lo, r->c + lo, 3.0, len);
 }
 
 static void timed_pass(cpu_bw *r, bw_worker *w, gpuprobe_bandwidth_test t, size_t reps)
@@ -272,6 +285,29 @@ static gpuprobe_status start_workers(gpuprobe_context *ctx, cpu_bw *r, int pin_t
                         &r->pool);
 }
 
+/* The kernels each test ran, and the trials that chose them. */
+static void describe_kernels(const cpu_bw *r, const gp_bw_job *job, char *out, size_t size)
+{
+    if (r->nsets < 2 || job->warmup <= 0) {
+        gp_snprintf(out, size, "C kernels (%s%s)", r->sets[0].isa,
+                    r->nsets < 2 ? "" : ", the widest: no warm-up, no trials");
+        return;
+    }
+    gp_snprintf(out, size, "C kernels, per test the fastest in %d trial passes of each of",
+                GP_BW_TRIALS);
+    for (size_t s = 0; s < r->nsets; s++)
+        gp_appendf(out, size, "%s%s", s ? ", " : " ", r->sets[s].isa);
+    for (int t = 0, n = 0; t < GP_BW_NTESTS; t++) {
+        if (!(job->tests & GP_BW_BIT(t)))
+            continue;
+        gp_appendf(out, size, "%s %s %s (", n++ ? ";" : ":",
+                   gpuprobe_bandwidth_test_name((gpuprobe_bandwidth_test)t), r->use[t]->isa);
+        for (size_t s = 0; s < r->nsets; s++)
+            gp_appendf(out, size, "%s%.1f", s ? "/" : "", r->trial_gbps[t][s]);
+        gp_appendf(out, size, " GB/s)");
+    }
+}
+
 /* The method: kernels, threads and where they run. */
 static void describe(cpu_bw *r, gp_bw_job *job, int pin_threads)
 {
@@ -290,9 +326,43 @@ static void describe(cpu_bw *r, gp_bw_job *job, int pin_threads)
             gp_appendf(where, sizeof where, " (%zu CPUs for %zu threads)", r->norder,
                        r->nthreads);
     }
+    char kernels[320];
+    describe_kernels(r, job, kernels, sizeof kernels);
     gp_snprintf(job->method, sizeof job->method,
-                "C kernels (%s), %zu thread%s (%s), each writing its own part of the "
-                "arrays first", gp_bw_isa(), r->nthreads, r->nthreads == 1 ? "" : "s", where);
+                "%s; %zu thread%s (%s), each writing its own part of the arrays first",
+                kernels, r->nthreads, r->nthreads == 1 ? "" : "s", where);
+}
+
+/* Test t's kernel set: one pass of the widest (a warm-up, and the
+ * repetitions that make a pass last GP_BW_PASS_S, as the protocol's), then
+ * GP_BW_TRIALS passes of every set in turns, the order reversed each time;
+ * the set whose best pass was the shortest. */
+static void choose_kernels(cpu_bw *r, gpuprobe_bandwidth_test t)
+{
+    r->use[t] = &r->sets[0];
+    command(r, CMD_PASS, t, 1);
+    double first = r->t1 - r->t0, best[GP_BW_MAX_SETS];
+    for (size_t s = 0; s < GP_BW_MAX_SETS; s++)
+        best[s] = HUGE_VAL;
+    size_t reps = gp_bw_reps_for(first);
+    for (size_t k = 0; k < GP_BW_TRIALS * r->nsets; k++) {
+        size_t turn = k / r->nsets, j = k % r->nsets;
+        size_t s = turn % 2 ? r->nsets - 1 - j : j;
+        r->use[t] = &r->sets[s];
+        command(r, CMD_PASS, t, reps);
+        double sec = (r->t1 - r->t0) / (double)reps;
+        if (sec < best[s])
+            best[s] = sec;
+    }
+    size_t pick = 0;
+    double bytes = gp_bw_pass_bytes(t, r->n * sizeof(double), 1);
+    for (size_t s = 0; s < r->nsets; s++) {
+        r->trial_gbps[t][s] = best[s] > 0 && best[s] < HUGE_VAL ? bytes / best[s] / 1e9 : 0.0;
+        if (best[s] < best[pick])
+            pick = s;
+    }
+    r->use[t] = &r->sets[pick];
+    r->ran |= GP_BW_BIT(t);
 }
 
 static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, void *state, gp_bw_job *job)
@@ -304,6 +374,12 @@ static gpuprobe_status cpu_prepare(gpuprobe_context *ctx, void *state, gp_bw_job
     if (st != GPUPROBE_OK)
         return st;
     command(r, CMD_INIT, GPUPROBE_BANDWIDTH_TEST_READ, 0);
+    r->nsets = gp_bw_kernel_sets(&r->sets);
+    for (int t = 0; t < GP_BW_NTESTS; t++) {
+        r->use[t] = &r->sets[0];
+        if ((job->tests & GP_BW_BIT(t)) && r->nsets > 1 && job->warmup > 0)
+            choose_kernels(r, (gpuprobe_bandwidth_test)t);
+    }
     describe(r, job, job->pin);
     return GPUPROBE_OK;
 }

@@ -48,4 +48,16 @@ if(GPUPROBE_PYTHON3)
       ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_summary_check)
   set_tests_properties(bench.bandwidth_summary PROPERTIES TIMEOUT 60
     PASS_REGULAR_EXPRESSION "all checks passed")
+  # scripts/lib/bandwidth_trials.py: which kernel set the CPU runs chose
+  # and by how much (tests/tools/bandwidth_trials_check.py).
+  set(bench_cmd)
+  if(TARGET gpuprobe-bench)
+    set(bench_cmd $<TARGET_FILE:gpuprobe-bench>)
+  endif()
+  add_test(NAME bench.bandwidth_trials
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/bandwidth_trials_check.py
+      ${PROJECT_SOURCE_DIR}/scripts/lib/bandwidth_trials.py
+      ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_trials_check ${bench_cmd})
+  set_tests_properties(bench.bandwidth_trials PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "all checks passed")
 endif()

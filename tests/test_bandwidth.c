@@ -232,9 +232,52 @@ static void byte_counting(void **state)
         assert_int_equal(gpuprobe_bandwidth_result_test(r, t, GPUPROBE_BANDWIDTH_BEST_GBPS, &v),
                          GPUPROBE_ERR_UNSUPPORTED);
     }
-    assert_contains(smetric(r, GPUPROBE_BANDWIDTH_METRIC_METHOD), "C kernels (");
     assert_true(strlen(smetric(r, GPUPROBE_BANDWIDTH_METRIC_DEVICE_NAME)) > 0);
+    /* The kernels each test ran: where the CPU runs several sets, the one
+     * its trial passes found fastest, with each set's trial figure. */
+    const gp_bw_kernels *sets = NULL;
+    size_t nsets = gp_bw_kernel_sets(&sets);
+    char method[512];
+    snprintf(method, sizeof method, "%s", smetric(r, GPUPROBE_BANDWIDTH_METRIC_METHOD));
+    if (nsets == 1) {
+        char want[64];
+        snprintf(want, sizeof want, "C kernels (%s); ", sets[0].isa);
+        assert_contains(method, want);
+    } else {
+        assert_contains(method, "C kernels, per test the fastest in 2 trial passes of each of ");
+        static const char *const tests[] = {"read", "copy", "triad", "read_streams"};
+        for (size_t i = 0; i < 4; i++) {
+            char at[32];
+            snprintf(at, sizeof at, " %s ", tests[i]);
+            const char *p = strstr(method, at);
+            assert_non_null(p);
+            p += strlen(at);
+            size_t k = 0;
+            while (k < nsets && strncmp(p, sets[k].isa, strlen(sets[k].isa)) != 0)
+                k++;
+            assert_true(k < nsets); /* one of the sets, then its trials */
+            p += strlen(sets[k].isa);
+            assert_true(p[0] == ' ' && p[1] == '(');
+            double g[3] = {0};
+            int got = nsets == 2 ? sscanf(p, " (%lf/%lf GB/s)", &g[0], &g[1])
+                                 : sscanf(p, " (%lf/%lf/%lf GB/s)", &g[0], &g[1], &g[2]);
+            assert_int_equal(got, (int)nsets);
+            for (size_t s = 0; s < nsets; s++) {
+                assert_true(g[s] > 0);
+                assert_true(g[s] <= g[k] + 0.05 + 1e-9); /* the chosen is the fastest */
+            }
+        }
+    }
     gpuprobe_bandwidth_result_destroy(r);
+    /* Without a warm-up there are no trials: the widest set. */
+    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_WARMUP, 0), GPUPROBE_OK);
+    r = run_ok(ctx, o);
+    char want[96];
+    snprintf(want, sizeof want, "C kernels (%s%s); ", sets[0].isa,
+             nsets == 1 ? "" : ", the widest: no warm-up, no trials");
+    assert_contains(smetric(r, GPUPROBE_BANDWIDTH_METRIC_METHOD), want);
+    gpuprobe_bandwidth_result_destroy(r);
+    assert_int_equal(gpuprobe_bandwidth_options_set(o, GPUPROBE_BANDWIDTH_WARMUP, 1), GPUPROBE_OK);
     gpuprobe_bandwidth_options_destroy(o);
     gpuprobe_context_destroy(ctx);
 }
@@ -643,48 +686,80 @@ static void parsers(void **state)
     assert_int_equal(gp_parse_cache_size(NULL, &b), -1);
 }
 
+/* Every kernel set this CPU runs gives the exact answers, at lengths on
+ * either side of the read's 32 partial sums and of whole lines. */
 static void kernels(void **state)
 {
     (void)state;
-    static const size_t lengths[] = {0, 1, 31, 32, 33, 1000, 4099};
+    static const size_t lengths[] = {0, 1, 7, 8, 31, 32, 33, 1000, 4099};
+    const gp_bw_kernels *sets = NULL;
+    size_t nsets = gp_bw_kernel_sets(&sets);
+    assert_true(nsets >= 1 && nsets <= 3);
     double *a = malloc(4100 * sizeof *a), *b = malloc(4100 * sizeof *b), *c = malloc(4100 * sizeof *c);
     assert_true(a && b && c);
-    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
-        size_t n = lengths[l];
-        double want = 0;
-        for (size_t i = 0; i < 4100; i++) {
-            a[i] = (double)(i % 7) + 0.5;
-            b[i] = c[i] = -1;
-            if (i < n)
+    for (size_t k = 0; k < nsets; k++) {
+        const gp_bw_kernels *ks = &sets[k];
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            size_t n = lengths[l];
+            double want = 0;
+            for (size_t i = 0; i < 4100; i++) {
+                a[i] = (double)(i % 7) + 0.5;
+                b[i] = c[i] = -1;
+                if (i < n)
+                    want += a[i];
+            }
+            assert_true(ks->sum(a, n) == want); /* exact: halves of small integers */
+            for (unsigned s = 0; s <= 17; s++)
+                assert_true(ks->sum_streams(a, n, s) == want);
+            ks->copy(c, a, n);
+            ks->triad(b, a, c, 3.0, n);
+            for (size_t i = 0; i < 4100; i++) {
+                assert_true(c[i] == (i < n ? a[i] : -1));
+                assert_true(b[i] == (i < n ? 4 * a[i] : -1));
+            }
+        }
+        /* Each element read once, whatever the streams: distinct values
+         * (multiples of 0.5 below 2^35, so every sum is exact). */
+        for (size_t i = 0; i < 4100; i++)
+            a[i] = (double)i * (double)i + 0.5;
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            double want = 0;
+            for (size_t i = 0; i < lengths[l]; i++)
                 want += a[i];
+            assert_true(ks->sum(a, lengths[l]) == want);
+            for (unsigned s = 1; s <= 16; s *= 2)
+                assert_true(ks->sum_streams(a, lengths[l], s) == want);
         }
-        assert_true(gp_bw_sum(a, n) == want); /* exact: halves of small integers */
-        for (unsigned s = 0; s <= 17; s++)
-            assert_true(gp_bw_sum_streams(a, n, s) == want);
-        gp_bw_copy(c, a, n);
-        gp_bw_triad(b, a, c, 3.0, n);
-        for (size_t i = 0; i < 4100; i++) {
-            assert_true(c[i] == (i < n ? a[i] : -1));
-            assert_true(b[i] == (i < n ? 4 * a[i] : -1));
-        }
-    }
-    /* Each element read once, whatever the streams: distinct values
-     * (multiples of 0.5 below 2^35, so every sum is exact). */
-    for (size_t i = 0; i < 4100; i++)
-        a[i] = (double)i * (double)i + 0.5;
-    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
-        double want = 0;
-        for (size_t i = 0; i < lengths[l]; i++)
-            want += a[i];
-        for (unsigned s = 1; s <= 16; s *= 2)
-            assert_true(gp_bw_sum_streams(a, lengths[l], s) == want);
     }
     free(a);
     free(b);
     free(c);
-    const char *isa = gp_bw_isa();
-    assert_true(strcmp(isa, "AVX-512") == 0 || strcmp(isa, "AVX2") == 0 ||
-                strcmp(isa, "SSE2") == 0 || strcmp(isa, "compiler default") == 0);
+    /* The widest first: on x86-64 a suffix of AVX-512, AVX2, SSE2, as the
+     * CPU's flags allow. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static const char *const names[] = {"AVX-512", "AVX2", "SSE2"};
+    __builtin_cpu_init();
+    size_t want = __builtin_cpu_supports("avx512f") ? 3 : __builtin_cpu_supports("avx2") ? 2 : 1;
+    assert_int_equal(nsets, want);
+    for (size_t k = 0; k < nsets; k++)
+        assert_string_equal(sets[k].isa, names[3 - nsets + k]);
+#else
+    assert_int_equal(nsets, 1);
+    assert_string_equal(sets[0].isa, "compiler default");
+#endif
+    /* Repetitions: as many as make a pass last 1.25 x 5 ms when shorter. */
+    assert_int_equal(gp_bw_reps_for(GP_BW_PASS_S), 1);
+    assert_int_equal(gp_bw_reps_for(1.0), 1);
+    assert_int_equal(gp_bw_reps_for(0.001), 7);
+    assert_int_equal(gp_bw_reps_for(0.0025), 3);
+    assert_int_equal(gp_bw_reps_for(0.0), GP_BW_MAX_REPS);
+    assert_int_equal(gp_bw_reps_for(1e-12), GP_BW_MAX_REPS);
+    /* STREAM's bytes. */
+    assert_true(gp_bw_pass_bytes(GPUPROBE_BANDWIDTH_TEST_READ, 1000, 2) == 2000.0);
+    assert_true(gp_bw_pass_bytes(GPUPROBE_BANDWIDTH_TEST_COPY, 1000, 1) == 2000.0);
+    assert_true(gp_bw_pass_bytes(GPUPROBE_BANDWIDTH_TEST_TRIAD, 1000, 1) == 3000.0);
+    assert_true(gp_bw_pass_bytes(GPUPROBE_BANDWIDTH_TEST_READ_STREAMS, 1000, 2) == 1000.0);
+    assert_true(gp_bw_pass_bytes(GPUPROBE_BANDWIDTH_TEST_H2D_PINNED, 1000, 2) == 1000.0);
 }
 
 static void numbers(void **state)

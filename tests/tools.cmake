@@ -287,7 +287,7 @@ if(TARGET gpuprobe-smi)
   gpuprobe_run_test(tools.bench.bandwidth gpuprobe-bench --clean --err-empty
     --out "^Bandwidth, GB/s = 10\\^9 bytes/s"
     --out "\ncpu \\([^\n]*\\): buffers of 1\\.0 MB, best \\(median\\) of 2 passes:\n  read  +[0-9.]+ GB/s \\([0-9.]+\\)\n  copy  +[0-9.]+ GB/s \\([0-9.]+\\)\\x3b read \\+ written\n  triad  +[0-9.]+ GB/s"
-    --out "\n  C kernels \\([^\n]*, [0-9]+ threads? \\(" -- --bandwidth --device cpu --bytes 1MB --runs 2)
+    --out "\n  C kernels[^\n]*\\x3b [0-9]+ threads? \\(" -- --bandwidth --device cpu --bytes 1MB --runs 2)
   gpuprobe_run_test(tools.bench.bandwidth_json gpuprobe-bench --json ${GPUPROBE_JSON_DOC}
     --json-eq bandwidth.0.device=\"cpu\" --json-eq bandwidth.0.error=null
     --json-eq bandwidth.0.buffer_bytes=1048576 --json-eq bandwidth.0.runs=3 --json-eq bandwidth.0.pcie=null
