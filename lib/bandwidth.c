@@ -306,7 +306,8 @@ static gpuprobe_status passes(gpuprobe_context *ctx, bw_run *run)
 static void fill_test(gpuprobe_bandwidth_result *res, const bw_run *run, int t, double peak)
 {
     size_t n = (size_t)run->job.runs;
-    double *v = run->times + (size_t)t * n, bytes = gp_bw_pass_bytes(t, run->job.buffer_bytes, run->be->read_buffers);
+    double *v = run->times + (size_t)t * n;
+    double bytes = gp_bw_pass_bytes(t, run->job.buffer_bytes, run->be->read_buffers);
     double *f = res->fig[t];
     double best = gp_stats_min(v, n), worst = gp_stats_max(v, n);
     double median = gp_stats_median_inplace(v, n);

@@ -11,7 +11,7 @@
  * measurement). On x86-64 each is compiled three times, for AVX-512, AVX2
  * and the baseline (SSE2), and gp_bw_kernel_sets() lists those this CPU
  * runs: the widest is not always the fastest at streaming from memory
- * (on AMD Zen 4 the SSE2 read is about 13% faster than the AVX-512 one),
+ * (on AMD Zen 4 the SSE2 read is about 16% faster than the AVX-512 one),
  * so the CPU backend times them and keeps the fastest per test.
  *
  * SPDX-License-Identifier: BSD-2-Clause
