@@ -21,14 +21,8 @@ import os
 import subprocess
 import sys
 
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
-
+# check() and its list of failures, write(): the bandwidth_summary check's.
+from bandwidth_summary_check import FAILS, check, write
 
 def doc(method, device="cpu"):
     return json.dumps({"bandwidth": [{"device": device, "method": method},
@@ -46,13 +40,6 @@ def run(script, path):
     print(out.stdout, end="", flush=True)
     print(out.stderr, end="", file=sys.stderr, flush=True)
     return out.returncode, out.stdout, out.stderr
-
-
-def write(work, name, docs):
-    path = os.path.join(work, name)
-    with open(path, "w") as f:
-        f.write("\n".join(docs) + "\n")
-    return path
 
 
 def line(out, test):
