@@ -2,9 +2,9 @@
 """torch_profile.py - where PyTorch + transformers spend a prefill and a
 decode step, for scripts/bench-speed --profile: the same model as its runs
 (random weights from a config.json, SDPA, logits_to_keep=1 as generate()
-does), one prefill of P tokens and 8 decode steps after it, under
-torch.profiler (CPU operators; on a GPU the CUDA kernels as well), the
-operators' own time summed in four groups:
+does), one prefill of P tokens (after one untimed, to warm up) and 8
+decode steps after it, under torch.profiler (CPU operators; on a GPU the
+CUDA kernels as well), the operators' own time summed in four groups:
 
   matmul     aten::mm, addmm, bmm, baddbmm (what the estimate's
              throughput figures time), with the GFLOP/s they ran at
@@ -14,9 +14,14 @@ operators' own time summed in four groups:
              code between operators; on a GPU, the time it left the GPU
              idle)
 
+and the page faults the process took meanwhile (minor ones: memory
+mapped and touched for the first time, as when the allocator maps a
+large tensor afresh; an operator's time includes them).
+
 usage: torch_profile.py CONFIG_DIR DTYPE P [DEVICE]
 Prints two lines, "prefill: ..." and "decode step: ...".
 """
+import resource
 import sys
 import time
 
@@ -60,11 +65,16 @@ def groups(prof, wall, steps, cuda):
     return g, fl / steps
 
 
-def show(name, g, fl, unit, scale):
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def show(name, g, fl, unit, scale, nfaults):
     rate = fl / g["matmul"] / 1e9 if g["matmul"] > 0 else 0.0
     total = sum(g.values())
     parts = ", ".join(f"{k} {v * scale:.3g} {unit} ({100 * v / total:.0f}%)" for k, v in g.items())
-    print(f"{name}: {total * scale:.3g} {unit}: {parts}; matmul at {rate:.3g} GFLOP/s")
+    print(f"{name}: {total * scale:.3g} {unit}: {parts}; matmul at {rate:.3g} GFLOP/s; "
+          f"{nfaults:.0f} page faults")
 
 
 def main():
@@ -80,27 +90,27 @@ def main():
     ids = torch.randint(0, cfg.vocab_size, (1, P), device=dev)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     with torch.inference_mode():
-        model(ids[:, :8], logits_to_keep=1)
+        model(ids, logits_to_keep=1)  # as bench-speed's runs: warm at P
         sync()
         with profile(activities=acts, record_shapes=True) as prof:
-            t0 = time.perf_counter()
+            f0, t0 = faults(), time.perf_counter()
             out = model(ids, use_cache=True, logits_to_keep=1)
             sync()
-            wall = time.perf_counter() - t0
-        show("prefill", *groups(prof, wall, 1, dev.type == "cuda"), "s", 1)
+            wall, nf = time.perf_counter() - t0, faults() - f0
+        show("prefill", *groups(prof, wall, 1, dev.type == "cuda"), "s", 1, nf)
         past = out.past_key_values
         tok = out.logits[:, -1].argmax(-1, keepdim=True)
         out = model(tok, past_key_values=past, use_cache=True, logits_to_keep=1)
         past = out.past_key_values
         steps = 8
         with profile(activities=acts, record_shapes=True) as prof:
-            t0 = time.perf_counter()
+            f0, t0 = faults(), time.perf_counter()
             for _ in range(steps):
                 out = model(tok, past_key_values=past, use_cache=True, logits_to_keep=1)
                 past = out.past_key_values
             sync()
-            wall = time.perf_counter() - t0
-        show("decode step", *groups(prof, wall, steps, dev.type == "cuda"), "ms", 1e3)
+            wall, nf = time.perf_counter() - t0, faults() - f0
+        show("decode step", *groups(prof, wall, steps, dev.type == "cuda"), "ms", 1e3, nf / steps)
 
 
 if __name__ == "__main__":

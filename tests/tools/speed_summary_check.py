@@ -11,6 +11,12 @@ usage: speed_summary_check.py SCRIPT MODELS_DIR WORKDIR
    2-layer slice whose measured times are what those costs predict: the
    fitted figures, and ratios of 1.00 on the slice. A summary that dropped
    either cost, or fitted it on the slice's own runs, would not print them.
+2b. The same with runs at two prompt lengths, Qwen's decode steps slower
+   by a cost per layer (1 ms) and one per query element and context token
+   (1 ns x q x (P + G / 2)): both fitted, and the slice (q four times
+   Qwen's) checked at 1.00 at both lengths, its prefill charged the cost
+   per layer alone. A summary without the context term, or charging it
+   to the prefill, is off by 2-9% there.
 3. Bracketed runs: two steady (after / before 1.00 and 1.10), one not
    (2.00); the ratio is taken over the steady ones, against the geometric
    mean of their two predictions.
@@ -29,11 +35,12 @@ def check(cond, what):
         FAILS.append(what)
 
 
-def summary(script, models, work, name, lines, fit_on="Qwen2.5-0.5B"):
+def summary(script, models, work, name, lines, fit_on="Qwen2.5-0.5B", generate=None):
     path = os.path.join(work, name)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    out = subprocess.run([sys.executable, script, path, fit_on, "cpu", models],
+    opt = ["--generate", str(generate)] if generate is not None else []
+    out = subprocess.run([sys.executable, script] + opt + [path, fit_on, "cpu", models],
                          capture_output=True, text=True)
     print(out.stdout, end="")
     check(out.returncode == 0, f"{name}: exit status 0 ({out.stderr.strip()[-200:]})")
@@ -98,6 +105,35 @@ def main():
           "the model fitted on is left out of its own check")
     f = row(out, "as predicted", ll)
     check(f is not None and f[2] != "1.00", f"without the fitted costs the slice is off ({f})")
+
+    # 2b. Two prompt lengths, 128 tokens generated: a decode step's
+    # average context is P + 64. Qwen (q 14 x 64 = 896): each layer's
+    # step 1 ms + 1 ns x 896 x (P + 64) over the prediction (with its 5 us
+    # taken out); its prefill 2 ns an element over 2.0 s + 24 x 1 ms.
+    a, b, e, lines = 1e-3, 1e-9, 2e-9, []
+    for P in (512, 2048):
+        x = 896 * (P + 64)
+        ttft = 2.0 + 24 * (a - 5e-06) + e * P * 24 * 15232
+        toks = 1 / (0.1 + 24 * (a + b * x - 5e-06))
+        lines += [f"Qwen2.5-0.5B bf16 P={P} rep={r} load=0.1 | {pred(2.0, 10.0, 24)} | "
+                  f"{ttft:.9f} {toks:.9f}" for r in (1, 2, 3)]
+        # the slice: q 32 x 128 = 4096, 54272 elements a token and layer
+        x = 4096 * (P + 64)
+        ttft = 0.1 + 2 * (a - 5e-06) + e * P * 2 * 54272
+        toks = 1 / (0.2 + 2 * (a + b * x - 5e-06))
+        lines += [f"Llama-3.1-8B:2 bf16 P={P} rep={r} load=0.1 | {pred(0.1, 5.0, 2)} | "
+                  f"{ttft:.9f} {toks:.9f}" for r in (1, 2, 3)]
+    out = summary(script, models, work, "context.txt", lines, generate=128)
+    check(re.search(r"fitted on Qwen2.5-0.5B bf16: 1\.000 ms \(median of 6 runs' decode steps\), "
+                    r"and 1 ns per query element and context token .*over 2 prompt lengths; "
+                    r"context P \+ 128 / 2", out) is not None,
+          "the cost per layer and the context term fitted on Qwen's two prompt lengths")
+    check(re.search(r"element fitted on Qwen2.5-0.5B bf16: 2\.00 ns", out) is not None,
+          "the prefill's time per element fitted beside them")
+    for P in (512, 2048):
+        f = row(out, "never the data they were fitted on", f"Llama-3.1-8B:2 bf16 P={P}")
+        check(f is not None and f[2:4] == ["1.00", "1.00"] and f[6:8] == ["1.00", "1.00"],
+              f"the slice at P={P} checked with the context term: ratios 1.00 ({f})")
 
     # 3. Bracketed: the second prediction 1.00, 1.10 and 2.00 times the
     # first for the time to the first token; measured 1.10 times the mean
