@@ -16,7 +16,7 @@ set_target_properties(raw_sgemv PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BI
 add_test(NAME bench.raw_sgemv COMMAND raw_sgemv 1000 300 3 5 2)
 set_tests_properties(bench.raw_sgemv PROPERTIES
   PASS_REGULAR_EXPRESSION "^raw_sgemv rows=1000 cols=300 matrices=3 passes=5 threads=[0-9]+ best_gbps=[0-9.]+ median_gbps=[0-9.]+ check=ok\n$")
-foreach(bad "0 300" "1000 0" "1000 300 0" "x 300")
+foreach(bad "0 300" "1000 0" "1000 300 0" "x 300" "1000x 300" "1000 300 3 5 2 9")
   string(REPLACE " " "_" tag "${bad}")
   separate_arguments(args UNIX_COMMAND "${bad}")
   add_test(NAME bench.raw_sgemv.bad_${tag} COMMAND raw_sgemv ${args})

@@ -19,6 +19,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,20 @@ static float next(uint64_t *s)
     return (float)((double)(*s >> 40) / 8388608.0 - 1.0);
 }
 
+/* argv[i] as a whole decimal number in [lo, hi], or def where absent;
+ * 0 on anything else ("12x", "", out of range). */
+static int arg(int argc, char **argv, int i, long def, long lo, long hi, long *out)
+{
+    if (i >= argc) {
+        *out = def;
+        return 1;
+    }
+    char *end = NULL;
+    errno = 0;
+    *out = strtol(argv[i], &end, 10);
+    return errno == 0 && end != argv[i] && *end == '\0' && *out >= lo && *out <= hi;
+}
+
 static void pass(float **w, long count, int rows, int cols, const float *x, float *y)
 {
     for (long m = 0; m < count; m++)
@@ -58,12 +73,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: raw_sgemv ROWS COLS [COUNT [PASSES [THREADS]]]\n");
         return 2;
     }
-    long rows = strtol(argv[1], NULL, 10), cols = strtol(argv[2], NULL, 10);
-    long count = argc > 3 ? strtol(argv[3], NULL, 10) : 1;
-    long passes = argc > 4 ? strtol(argv[4], NULL, 10) : 7;
-    long threads = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
-    if (rows < 1 || rows > (1L << 24) || cols < 1 || cols > (1L << 20) || count < 1 ||
-        count > 64 || passes < 1 || passes > 1000 || threads < 0 || threads > 4096) {
+    long rows, cols, count, passes, threads;
+    if (argc > 6 || !arg(argc, argv, 1, 0, 1, 1L << 24, &rows) ||
+        !arg(argc, argv, 2, 0, 1, 1L << 20, &cols) || !arg(argc, argv, 3, 1, 1, 64, &count) ||
+        !arg(argc, argv, 4, 7, 1, 1000, &passes) || !arg(argc, argv, 5, 0, 0, 4096, &threads)) {
         fprintf(stderr, "raw_sgemv: bad arguments\n");
         return 2;
     }
