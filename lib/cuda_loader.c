@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,6 +637,44 @@ static gpuprobe_status decide(gpuprobe_context *ctx, gp_cuda *c)
     return GPUPROBE_OK;
 }
 
+/* The decision runs on a thread of its own, with this much stack: the
+ * driver's first cuInit() and the libraries' initialisers run there, not
+ * on the caller's stack, which then carries the library's frames alone
+ * (on an H200 the first cuInit took 13.7 KiB beyond them; the library
+ * promises its calls fit in 16 KiB, tests/test_stack.c). */
+#define GP_CUDA_DECIDE_STACK ((size_t)1 << 20)
+
+typedef struct {
+    gpuprobe_context *ctx;
+    gp_cuda *c;
+    gpuprobe_status st;
+} decide_job;
+
+static void *decide_main(void *arg)
+{
+    decide_job *j = arg;
+    j->st = decide(j->ctx, j->c);
+    return NULL;
+}
+
+/* decide() on its own thread; on this one where no thread can be made
+ * (the answer is the same, only the stack it runs on differs). */
+static gpuprobe_status decide_apart(gpuprobe_context *ctx, gp_cuda *c)
+{
+    decide_job j = {ctx, c, GPUPROBE_OK};
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return decide(ctx, c);
+    pthread_t t;
+    int made = pthread_attr_setstacksize(&attr, GP_CUDA_DECIDE_STACK) == 0 &&
+               pthread_create(&t, &attr, decide_main, &j) == 0;
+    pthread_attr_destroy(&attr);
+    if (!made)
+        return decide(ctx, c);
+    (void)pthread_join(t, NULL); /* a joinable thread of ours: cannot fail */
+    return j.st;
+}
+
 gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
 {
     if (ctx->fake)
@@ -654,7 +693,7 @@ gpuprobe_status gp_cuda_load(gpuprobe_context *ctx)
         return gp_fail(ctx, GPUPROBE_ERR_OUT_OF_MEMORY,
                        "out of memory allocating the CUDA loader state (%zu bytes)",
                        sizeof *c);
-    gpuprobe_status st = decide(ctx, c);
+    gpuprobe_status st = decide_apart(ctx, c);
     if (st != GPUPROBE_OK) { /* out of memory: nothing decided */
         gp_cuda_unload(c);
         return st;

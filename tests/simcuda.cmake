@@ -838,10 +838,10 @@ if(TARGET capacity_probe AND TARGET gpuprobe-info AND GPUPROBE_PYTHON3)
     --out "===== 3\\. capacity[^\n]*\n(.*\n)*===== 7\\. probe without touching"
     --out "\ncapacity fp16 \\(never above, within 2%\\) +pass predicted "
     --out "\nprobe without touching +skipped \\(no usable GPU or no nvidia-smi\\)"
-    --out "\nstep 3b \\(fit\\) +not run: [0-9]+ s of --deadline 100 left, it is allowed 120\n"
+    --out "\nstep 3b \\(fit\\) +not run: [0-9]+ s of --deadline 80 left, it is allowed 90\n"
     --out "\nseconds per step: 3 capacity [0-9]+ s, 7 touch [0-9]+ s; in all [0-9]+ s\n"
     --no-out "===== (2|3b|4|5|5b|5c|6)\\."
-    -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check --steps capacity,7,3b --deadline 100)
+    -- ${gpu_check} --out ${SIMCUDA_DIR}/gpu-check --steps capacity,7,3b --deadline 80)
   simcuda_test_env(scenario.gpu_check.steps)
   simcuda_test_fleet(scenario.gpu_check.steps "[gpu];preset=H200")
   add_test(NAME scenario.gpu_check.bad_step COMMAND ${GPUPROBE_RUN} --rc 2 --out-empty

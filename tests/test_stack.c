@@ -13,8 +13,11 @@
  *
  * The CUDA loader is measured both ways: with the runtime looked for by
  * the system loader, and from GPUPROBE_CUDA_LIBDIR=/usr/local/cuda/lib64
- * when a runtime is there (dlopen() then runs its initialisers on this
- * stack too).
+ * when a runtime is there. Its decision (dlopen() of the runtime and the
+ * driver with their initialisers, cuInit, cudaGetDeviceCount) runs on a
+ * thread of the library's own with a large stack: on an H200 the driver's
+ * first cuInit took 13.7 KiB more than the library's frames, and ran on
+ * the caller's stack until then (26744 bytes for device_count).
  *
  * SPDX-License-Identifier: BSD-2-Clause
  */

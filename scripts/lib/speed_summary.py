@@ -209,6 +209,10 @@ for (m, d, P), runs in rows.items():
         L, o0 = int(p[4]), float(p[5])
         t = float(p[0]) + L * (o - o0)
         elem.setdefault(d, []).append((meas[0] - t) / (int(P[2:]) * L * elements(m)))
+# A time cannot be negative: where the cost per pass fitted on the decode
+# steps already exceeds the prefills (on a GPU, generate()'s own work per
+# step is in it), the term is 0, and said so.
+per_elem = {d: max(0.0, med(v)) for d, v in elem.items()}
 if fitted and any(k[0] != fit_on for k in rows):
     print()
     for d, (a, b, n, k) in fitted.items():
@@ -220,10 +224,12 @@ if fitted and any(k[0] != fit_on for k in rows):
     for d, v in elem.items():
         print(f"prefill time per activation element fitted on {fit_on} {d}: {med(v) * 1e9:.2f} ns "
               f"(median of {len(v)} runs with P >= 512; {fit_on} writes {elements(fit_on)} "
-              f"elements per token and layer outside its matmuls)")
+              f"elements per token and layer outside its matmuls)"
+              + ("; below 0: the cost per layer fitted on the decode steps is more than "
+                 "its prefills took, so 0 is used" if med(v) < 0 else ""))
     table("Checked on the other models with them (never the data they were fitted on):",
           lambda k: False if k[0] == fit_on or k[1] not in fitted else over_fitted(k),
-          per_element=lambda k: med(elem[k[1]]) if k[1] in elem else 0.0)
+          per_element=lambda k: per_elem.get(k[1], 0.0))
     if device != "cpu":
         # On a GPU the host launches the next kernels while the device runs
         # the last ones: a step may take the larger of the two, not the sum.
@@ -234,4 +240,4 @@ if fitted and any(k[0] != fit_on for k in rows):
         table("Checked with the host's time overlapping the device's (max, not sum):",
               lambda k: False if k[0] == fit_on or k[1] not in fitted_overlap
               else med(fitted_overlap[k[1]]), overlap=True,
-              per_element=lambda k: med(elem[k[1]]) if k[1] in elem else 0.0)
+              per_element=lambda k: per_elem.get(k[1], 0.0))

@@ -18,6 +18,9 @@ usage: speed_summary_check.py SCRIPT MODELS_DIR WORKDIR
    per layer alone. A summary without the context term, or charging it
    to the prefill, is off by 2-9% there. Runs whose cost falls with the
    context (a slope below 0) get no context term.
+2c. A cost per layer (from the decode steps) above what the prefills took,
+   as eager PyTorch gave on an H200: the prefill's time per element, below
+   0, is named and taken as 0; no predicted time comes out negative.
 3. Bracketed runs: two steady (after / before 1.00 and 1.10), one not
    (2.00); the ratio is taken over the steady ones, against the geometric
    mean of their two predictions.
@@ -144,6 +147,23 @@ def main():
         f = row(out, "never the data they were fitted on", f"Llama-3.1-8B:2 bf16 P={P}")
         check(f is not None and f[2:4] == ["1.00", "1.00"] and f[6:8] == ["1.00", "1.00"],
               f"the slice at P={P} checked with the context term: ratios 1.00 ({f})")
+
+    # 2c. As on an H200 with eager PyTorch: Qwen's decode steps 77 ms
+    # (3.2 ms a layer beyond a 0.34 ms prediction) and its prefills 36 ms,
+    # less than 24 x 3.2 ms: the time per element would come out below 0
+    # and the slice's time to the first token negative. It is 0, said so,
+    # and every checked prediction is above 0.
+    lines = [f"Qwen2.5-0.5B bf16 P={P} rep={r} load=0.1 | {pred(0.0015, 2920.0, 24)} | 0.036 13.0"
+             for P in (512, 2048) for r in (1, 2)]
+    lines += [f"Llama-3.1-8B:2 bf16 P={P} rep={r} load=0.1 | {pred(t, 280.0, 2)} | 0.067 15.0"
+              for P, t in ((512, 0.011), (2048, 0.01)) for r in (1, 2)]
+    out = summary(script, models, work, "negative.txt", lines)
+    check(re.search(r"element fitted on Qwen2.5-0.5B bf16: -[0-9.]+ ns .*; below 0: .* so 0 is used",
+                    out) is not None, "a time per element below 0 is named and not used")
+    for P in (512, 2048):
+        f = row(out, "never the data they were fitted on", f"Llama-3.1-8B:2 bf16 P={P}")
+        check(f is not None and float(f[0]) > 0 and float(f[2]) > 0,
+              f"the slice's predicted time to the first token at P={P} is above 0 ({f})")
 
     # 3. Bracketed: the second prediction 1.00, 1.10 and 2.00 times the
     # first for the time to the first token; measured 1.10 times the mean
