@@ -967,8 +967,7 @@ static void test_read_file(void **state)
     sr_rm_tree(root);
 }
 
-/* Open file descriptors of this process. */
-/* The open descriptors: how many, and which (set[fd] = 1; fds past the
+/* The open descriptors of this process: how many, and which (set[fd] = 1; fds past the
  * array are counted, not marked). */
 #define FD_MARKS 4096
 static int open_fds_marked(unsigned char *set)

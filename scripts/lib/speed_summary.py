@@ -210,8 +210,8 @@ for (m, d, P), runs in rows.items():
         t = float(p[0]) + L * (o - o0)
         elem.setdefault(d, []).append((meas[0] - t) / (int(P[2:]) * L * elements(m)))
 # A time cannot be negative: where the cost per pass fitted on the decode
-# steps already exceeds the prefills (on a GPU, generate()'s own work per
-# step is in it), the term is 0, and said so.
+# steps already exceeds the prefills (on an H200 a decode step's host work
+# came to more than a whole prefill's), the term is 0, and said so.
 per_elem = {d: max(0.0, med(v)) for d, v in elem.items()}
 if fitted and any(k[0] != fit_on for k in rows):
     print()
