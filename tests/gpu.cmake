@@ -5,6 +5,11 @@ target_link_libraries(capacity_probe PRIVATE gpuprobe ${CMAKE_DL_LIBS})
 add_test(NAME gpu.capacity_probe COMMAND capacity_probe)
 set_tests_properties(gpu.capacity_probe PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 
+# cuinit_hold: cuInit alone, held (scripts/gpu-check step 7's control: what
+# the driver's initialisation costs the GPU before any context).
+add_executable(cuinit_hold ${CMAKE_CURRENT_SOURCE_DIR}/gpu/cuinit_hold.c)
+target_link_libraries(cuinit_hold PRIVATE ${CMAKE_DL_LIBS})
+
 # runstat: median wall time and peak RSS of a command (scripts/gpu-check,
 # scripts/bench-probe). Checked here on cuda_info, which must run and exit 0.
 add_executable(runstat ${CMAKE_CURRENT_SOURCE_DIR}/bench/runstat.c)

@@ -827,6 +827,29 @@ if(TARGET capacity_probe)
   simcuda_test_fleet(scenario.capacity_probe.driver_keeps_more "[gpu];preset=L4;alloc_reserve=1GiB")
 endif()
 
+# cuInit alone, held (tests/gpu/cuinit_hold.c, step 7's control in
+# scripts/gpu-check): on a simulated H200 it succeeds, says how long it
+# took and holds; without a driver it skips (77); the driver's refusal (a
+# cuInit error) is exit status 1; a bad command line is refused.
+if(TARGET cuinit_hold)
+  gpuprobe_run_test(scenario.cuinit_hold cuinit_hold --err-empty
+    --out "^cuInit: 0 in [0-9]+\\.[0-9] ms\nheld 20 ms\n$" -- 20)
+  simcuda_test_env(scenario.cuinit_hold)
+  simcuda_test_fleet(scenario.cuinit_hold "[gpu];preset=H200")
+  gpuprobe_run_test(scenario.cuinit_hold.refused cuinit_hold --rc 1
+    --out "^cuInit: [1-9][0-9]* in [0-9.]+ ms\nheld 0 ms\n$" -- 0)
+  simcuda_test_env(scenario.cuinit_hold.refused)
+  simcuda_test_fleet(scenario.cuinit_hold.refused "cuinit_error=CUDA_ERROR_UNKNOWN;${SIMCUDA_ONE_H200}")
+  gpuprobe_run_test(scenario.cuinit_hold.no_driver cuinit_hold --rc 77 --out-empty
+    --err "^cuinit_hold: libcuda\\.so\\.1: cannot open shared object file" -- 0)
+  simcuda_test_env(scenario.cuinit_hold.no_driver NO_DRIVER)
+  foreach(bad "" "-1" "60001" "10ms")
+    string(MAKE_C_IDENTIFIER "bad_${bad}" name)
+    gpuprobe_run_test(scenario.cuinit_hold.${name} cuinit_hold --rc 2 --out-empty
+      --err "^usage: cuinit_hold MILLISECONDS \\(0 to 60000\\)\n$" -- ${bad})
+  endforeach()
+endif()
+
 # scripts/gpu-check itself, on a simulated H200 (the script's own logic:
 # the GPU's figures are the simulation's). The steps --steps names run in
 # its order; the one --deadline leaves too little time for is named as not
