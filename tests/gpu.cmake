@@ -43,6 +43,27 @@ if(GPUPROBE_PYTHON3)
     PASS_REGULAR_EXPRESSION "all checks passed")
 endif()
 
+# scripts/lib/torch_decode.py, the runs of scripts/bench-speed and of
+# gpu-check's step 5c (tests/tools/torch_decode_check.py): its arguments
+# (no torch needed); and, with a Python that has torch and transformers
+# ($PYTHON; skipped without one), the static engine's tokens against the
+# eager engine's and its calls free of reads back to the host, which a
+# CUDA graph capture refuses.
+if(GPUPROBE_PYTHON3)
+  add_test(NAME bench.torch_decode
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/torch_decode_check.py
+      args ${PROJECT_SOURCE_DIR}/scripts/lib/torch_decode.py)
+  set_tests_properties(bench.torch_decode PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "all checks passed")
+  add_test(NAME bench.torch_decode_engines
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/torch_decode_check.py
+      engines ${PROJECT_SOURCE_DIR}/scripts/lib/torch_decode.py
+      ${PROJECT_SOURCE_DIR}/examples/models/Qwen2.5-0.5B.json
+      ${CMAKE_CURRENT_BINARY_DIR}/torch_decode_engines)
+  set_tests_properties(bench.torch_decode_engines PROPERTIES TIMEOUT 300
+    SKIP_RETURN_CODE 77)
+endif()
+
 # scripts/lib/bandwidth_summary.py, the verdict of scripts/bench-bandwidth:
 # over pairs of rounds, in which the order the tools ran in cancels
 # (tests/tools/bandwidth_summary_check.py).

@@ -26,8 +26,9 @@ import sys
 import time
 
 import torch
-import transformers
 from torch.profiler import ProfilerActivity, profile
+
+from torch_decode import build
 
 MATMUL = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
 
@@ -80,13 +81,8 @@ def show(name, g, fl, unit, scale, nfaults):
 def main():
     cfg_dir, dtype, P = sys.argv[1], sys.argv[2], int(sys.argv[3])
     dev = torch.device(sys.argv[4] if len(sys.argv) > 4 else "cpu")
-    dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
-    torch.manual_seed(0)
-    cfg = transformers.AutoConfig.from_pretrained(cfg_dir)
-    with dev:
-        model = transformers.AutoModelForCausalLM.from_config(
-            cfg, dtype=dt, attn_implementation="sdpa").eval()
+    cfg, model = build(cfg_dir, dtype, dev)
     ids = torch.randint(0, cfg.vocab_size, (1, P), device=dev)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     with torch.inference_mode():
