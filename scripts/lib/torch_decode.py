@@ -28,7 +28,12 @@ Engines:
           step's bookkeeping (position, mask, next token) done by tensor
           operations on the device: the calls `graph` captures, run
           eagerly. It is the reference `graph` is checked against, and
-          it runs on a CPU.
+          it runs on a CPU. Its attention is SDPA with the query heads
+          that share a key/value head taken as rows of that one head
+          (grouped_sdpa below), so that the cache is read as it is:
+          given a mask, transformers' SDPA path copies each key/value
+          head once per query head first (Llama-3.1-8B: four times, for
+          every layer and step).
   graph   static, with the prefill and the decode step each captured
           once in a CUDA graph and replayed: no host work per step, as
           an engine with CUDA graphs runs (CUDA only). What is left is the
@@ -86,16 +91,43 @@ def parse(argv):
     return engine, tokens, check, cfg_dir, dtype, int(p), int(g), device
 
 
-def build(cfg_dir, dtype, dev):
-    """The model of cfg_dir's config.json, random weights made on dev."""
+def grouped_sdpa(module, query, key, value, attention_mask, dropout=0.0, scaling=None,
+                 **kwargs):
+    """transformers' attention interface: SDPA over a key/value head
+    shared by g query heads (grouped-query attention) without copying it g
+    times: the g heads' queries become g x q rows of one head, each with
+    its query's mask row. query (b, h, q, d), key and value (b, h / g, L,
+    d), attention_mask (b or 1, 1, q, L), True where a key is seen; returns
+    (b, q, h, d), as transformers' SDPA path does."""
+    import torch
+    b, h, q, d = query.shape
+    kvh, L = key.shape[1], key.shape[2]
+    g = h // kvh
+    if attention_mask is None or attention_mask.dim() != 4 or attention_mask.shape[1] != 1:
+        raise RuntimeError("grouped_sdpa wants a 4-D mask of one head (the static engine's)")
+    m = attention_mask[..., :L]
+    mb = m.shape[0]
+    # head j shares key/value head j // g (transformers' repeat_kv order)
+    rows = query.reshape(b, kvh, g * q, d)
+    m = m.unsqueeze(2).expand(mb, 1, g, q, L).reshape(mb, 1, g * q, L)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        rows, key, value, attn_mask=m, dropout_p=0.0, scale=scaling)
+    return out.reshape(b, h, q, d).transpose(1, 2).contiguous(), None
+
+
+def build(cfg_dir, dtype, dev, attention="sdpa"):
+    """The model of cfg_dir's config.json, random weights made on dev;
+    attention "sdpa" (transformers') or "grouped_sdpa" (above)."""
     import torch
     import transformers
+    if attention == "grouped_sdpa":
+        transformers.AttentionInterface.register("grouped_sdpa", grouped_sdpa)
     torch.manual_seed(0)
     cfg = transformers.AutoConfig.from_pretrained(cfg_dir)
     with dev:  # the weights are made where they run
         model = transformers.AutoModelForCausalLM.from_config(
             cfg, dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[dtype],
-            attn_implementation="sdpa").eval()
+            attn_implementation=attention).eval()
     return cfg, model
 
 
@@ -239,7 +271,7 @@ def main(argv):
     import torch
     dev = torch.device(device)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
-    cfg, model = build(cfg_dir, dtype, dev)
+    cfg, model = build(cfg_dir, dtype, dev, "sdpa" if engine == "eager" else "grouped_sdpa")
     ids = torch.randint(0, cfg.vocab_size, (1, P), device=dev)
     with torch.inference_mode():
         if engine == "eager":
