@@ -13,7 +13,8 @@ engines: with the Python in $PYTHON (else this one), which must have
 torch and transformers (else exit 77, skipped): on a 2-layer slice of
 CONFIG's shape in fp32, the static engine generates the tokens the eager
 one does, and its calls read nothing back to the host (--sync-check), so
-that a CUDA graph can capture them.
+that a CUDA graph can capture them; and its grouped attention gives the
+logits transformers' SDPA gives with the same mask.
 """
 import importlib.util
 import json
@@ -87,6 +88,35 @@ def engines_part(script, config, work):
             lines[engine] = rows[1]
     check(lines.get("eager") is not None and lines.get("eager") == lines.get("static"),
           "the static engine generates the eager engine's tokens")
+    # the grouped attention against transformers' SDPA with the same mask
+    # (which copies each key/value head per query head): one prefill into
+    # a static cache, logits compared
+    probe = (
+        "import sys, torch, transformers\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import torch_decode as td\n"
+        "dev = torch.device('cpu')\n"
+        "out = []\n"
+        "for attn in ('sdpa', 'grouped_sdpa'):\n"
+        "    cfg, m = td.build(sys.argv[2], 'fp32', dev, attn)\n"
+        "    ids = torch.arange(20).view(1, 20) * 7 % cfg.vocab_size\n"
+        "    L = 24\n"
+        "    ar = torch.arange(L)\n"
+        "    mask = (ar[None, :] <= ar[:20, None]).view(1, 1, 20, L)\n"
+        "    with torch.inference_mode():\n"
+        "        c = transformers.StaticCache(config=cfg, max_cache_len=L)\n"
+        "        out.append(m(ids, attention_mask=mask, past_key_values=c).logits)\n"
+        "print((out[0] - out[1]).abs().max().item(), out[0].abs().max().item())\n")
+    p = subprocess.run([py, "-c", probe, os.path.dirname(os.path.abspath(script)), work],
+                       capture_output=True, text=True, timeout=600)
+    try:
+        diff, scale = (float(x) for x in p.stdout.split())
+    except ValueError:
+        diff, scale = float("inf"), 0.0
+    check(diff <= 1e-5 * max(scale, 1.0),
+          f"grouped attention's logits against transformers' SDPA: largest difference {diff}"
+          f" (of values up to {scale})" + (f" ({p.stderr.strip().splitlines()[-1]})"
+                                           if p.returncode and p.stderr.strip() else ""))
     return 0
 
 
