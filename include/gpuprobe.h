@@ -2221,7 +2221,13 @@ typedef enum gpuprobe_speed_param {
     /** gpuprobe_speed_measure(): the prefill shapes are measured with at most this many rows
      * (P x B beyond it: the throughput of a large gemm changes little with its rows). Default
      * 2048. */
-    GPUPROBE_SPEED_MAX_ROWS = 6
+    GPUPROBE_SPEED_MAX_ROWS = 6,
+    /** gpuprobe_speed_measure() on a CPU: the threads the engine runs with, used for the read
+     * bandwidth (#GPUPROBE_BANDWIDTH_CPU_THREADS) and the matmuls (#GPUPROBE_MATMUL_CPU_THREADS)
+     * alike; 0 (the default): the library's (the read test's one thread per core, OpenBLAS's
+     * count as it stands). Figures are kept in the context per count. Not read on a GPU.
+     * gpuprobe_speed_figures::cpu_threads says what the runs used. */
+    GPUPROBE_SPEED_CPU_THREADS = 7
 } gpuprobe_speed_param;
 
 /**
@@ -2287,10 +2293,15 @@ typedef struct gpuprobe_speed_figures {
     int32_t dtype;
     /** GPUPROBE_SPEED_CACHED, GPUPROBE_SPEED_DTYPE_SUBSTITUTED bits. */
     uint32_t flags;
+    /** CPU: the threads the figures were measured with (#GPUPROBE_SPEED_CPU_THREADS, else the
+     * read test's one per core and OpenBLAS's count): the fewest of the read test's and the
+     * matmuls' (OpenBLAS caps its count at its build's maximum); 0 on a GPU and for figures
+     * given. */
+    int32_t cpu_threads;
 } gpuprobe_speed_figures;
 
 /** Initialiser for ::gpuprobe_speed_figures. */
-#define GPUPROBE_SPEED_FIGURES_INIT {sizeof(gpuprobe_speed_figures), 0, 0, 0, 0, -1, 0}
+#define GPUPROBE_SPEED_FIGURES_INIT {sizeof(gpuprobe_speed_figures), 0, 0, 0, 0, -1, 0, 0}
 
 /** What set a time. Values are fixed and never reused. */
 typedef enum gpuprobe_speed_bound {

@@ -457,7 +457,7 @@ gpuprobe_status gpuprobe_bandwidth_run(gpuprobe_context *ctx, size_t device,
 
 gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device,
                                   gpuprobe_bandwidth_test test, uint64_t buffer_bytes,
-                                  double *bytes_per_s)
+                                  int64_t cpu_threads, double *bytes_per_s, int *threads_used)
 {
     gpuprobe_bandwidth_options o;
     gp_params_init(&o.p, &bw_table);
@@ -465,10 +465,13 @@ gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device,
     /* STREAM's count: a short dip of a shared machine moves the median little. */
     o.p.v[GPUPROBE_BANDWIDTH_RUNS] = 10;
     o.p.v[GPUPROBE_BANDWIDTH_BUFFER_BYTES] = (int64_t)buffer_bytes;
+    o.p.v[GPUPROBE_BANDWIDTH_CPU_THREADS] = cpu_threads;
     gpuprobe_bandwidth_result *r = NULL;
     gpuprobe_status st = run_job(ctx, device, &o, &r);
-    if (st == GPUPROBE_OK)
+    if (st == GPUPROBE_OK) {
         *bytes_per_s = r->fig[test][GPUPROBE_BANDWIDTH_MEDIAN_GBPS] * 1e9;
+        *threads_used = r->threads;
+    }
     gpuprobe_bandwidth_result_destroy(r);
     return st;
 }

@@ -659,16 +659,18 @@ gpuprobe_status gp_plan_reads(gpuprobe_context *ctx, const gpuprobe_model *model
  * makes (the public runs' protocols, their checks and messages) ---- */
 /* The median throughput, FLOP/s, of an m x k times k x n matmul in dtype
  * on device: at least 3 timed calls and budget_ms of them, verified on 16
- * samples, no transfers timed. */
+ * samples, no transfers timed; on a CPU with cpu_threads threads (0: the
+ * run's default). *threads_used: the run's CPU threads (0 on a GPU). */
 gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dtype,
                                 int64_t m, int64_t n, int64_t k, int64_t budget_ms,
-                                double *flops);
+                                int64_t cpu_threads, double *flops, int *threads_used);
 /* The median read bandwidth, bytes/s, of device: one read test alone
  * (GPUPROBE_BANDWIDTH_TEST_READ or _READ_STREAMS), ten passes, buffers of
- * buffer_bytes (0: the size rule). */
+ * buffer_bytes (0: the size rule); on a CPU with cpu_threads threads (0:
+ * one per core). *threads_used: the run's CPU threads (0 on a GPU). */
 gpuprobe_status gp_bandwidth_read(gpuprobe_context *ctx, size_t device,
                                   gpuprobe_bandwidth_test test, uint64_t buffer_bytes,
-                                  double *bytes_per_s);
+                                  int64_t cpu_threads, double *bytes_per_s, int *threads_used);
 
 /* ---- speed.c ---- */
 /* The figures a context measured for speed estimates, freed by

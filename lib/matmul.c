@@ -809,7 +809,7 @@ gpuprobe_status gpuprobe_matmul_run(gpuprobe_context *ctx, size_t device,
 
 gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dtype,
                                 int64_t m, int64_t n, int64_t k, int64_t budget_ms,
-                                double *flops)
+                                int64_t cpu_threads, double *flops, int *threads_used)
 {
     gpuprobe_matmul_options o;
     gp_params_init(&o.p, &mm_table);
@@ -818,6 +818,7 @@ gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_d
         {GPUPROBE_MATMUL_DTYPE, dtype}, {GPUPROBE_MATMUL_MIN_RUNS, 3},
         {GPUPROBE_MATMUL_BUDGET_MS, budget_ms}, {GPUPROBE_MATMUL_WARMUP_MS, budget_ms},
         {GPUPROBE_MATMUL_TRANSFERS, 0}, {GPUPROBE_MATMUL_VERIFY_SAMPLES, 16},
+        {GPUPROBE_MATMUL_CPU_THREADS, cpu_threads},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (gp_params_set(&o.p, (int)v[i][0], v[i][1]) != GPUPROBE_OK)
@@ -827,8 +828,10 @@ gpuprobe_status gp_matmul_flops(gpuprobe_context *ctx, size_t device, gpuprobe_d
                            gpuprobe_dtype_name(dtype));
     gpuprobe_matmul_result *r = NULL;
     gpuprobe_status st = run_job(ctx, device, &o, &r);
-    if (st == GPUPROBE_OK)
+    if (st == GPUPROBE_OK) {
         *flops = r->d[GPUPROBE_METRIC_GFLOPS] * 1e9;
+        *threads_used = r->threads;
+    }
     gpuprobe_matmul_result_destroy(r);
     return st;
 }

@@ -25,7 +25,7 @@
 
 /* ---- options ---------------------------------------------------------- */
 
-#define GP_SPEED_NPARAMS 7
+#define GP_SPEED_NPARAMS 8
 
 /* A gp_params (params.c), first: gp_params_new() makes one. */
 struct gpuprobe_speed_options {
@@ -40,6 +40,7 @@ static const gp_param_info speed_info[GP_SPEED_NPARAMS] = {
     [GPUPROBE_SPEED_BUDGET_MS] = {1, 60000, 100},
     [GPUPROBE_SPEED_BUFFER_BYTES] = {0, INT64_MAX, 0},
     [GPUPROBE_SPEED_MAX_ROWS] = {1, INT32_MAX, 2048},
+    [GPUPROBE_SPEED_CPU_THREADS] = {0, 1024, 0}, /* the bandwidth's and matmul's bounds */
 };
 _Static_assert(GP_SPEED_NPARAMS <= GP_PARAMS_MAX, "speed options fit a gp_params");
 static const gp_param_table speed_table = {speed_info, GP_SPEED_NPARAMS, 0};
@@ -364,7 +365,9 @@ typedef struct memo_entry {
     size_t device;
     int kind, dtype;
     int64_t m, n, k; /* MEMO_READ: m is the buffer asked, dtype the test */
+    int64_t threads; /* CPU threads asked (0: the default) */
     double value;
+    int threads_used; /* the run's CPU threads */
 } memo_entry;
 
 struct gp_speed_memo {
@@ -385,7 +388,7 @@ static const memo_entry *memo_find(const gpuprobe_context *ctx, const memo_entry
     for (size_t i = 0; mm && i < mm->n; i++) {
         const memo_entry *e = &mm->e[i];
         if (e->device == key->device && e->kind == key->kind && e->dtype == key->dtype &&
-            e->m == key->m && e->n == key->n && e->k == key->k)
+            e->m == key->m && e->n == key->n && e->k == key->k && e->threads == key->threads)
             return e;
     }
     return NULL;
@@ -409,26 +412,28 @@ static gpuprobe_status memo_add(gpuprobe_context *ctx, const memo_entry *e)
 }
 
 /* One figure: from the context, or measured and kept there. *measured
- * counts the figures measured. */
+ * counts the figures measured; *threads is lowered to the run's CPU
+ * threads. */
 static gpuprobe_status memo_get(gpuprobe_context *ctx, memo_entry key, int64_t budget_ms,
-                                double *value, int *measured)
+                                double *value, int *threads, int *measured)
 {
     const memo_entry *hit = memo_find(ctx, &key);
-    if (hit) {
-        *value = hit->value;
-        return GPUPROBE_OK;
+    if (!hit) {
+        gpuprobe_status st =
+            key.kind == MEMO_READ
+                ? gp_bandwidth_read(ctx, key.device, (gpuprobe_bandwidth_test)key.dtype,
+                                    (uint64_t)key.m, key.threads, &key.value, &key.threads_used)
+                : gp_matmul_flops(ctx, key.device, (gpuprobe_dtype)key.dtype, key.m, key.n,
+                                  key.k, budget_ms, key.threads, &key.value, &key.threads_used);
+        if (st != GPUPROBE_OK || (st = memo_add(ctx, &key)) != GPUPROBE_OK)
+            return st;
+        (*measured)++;
+        hit = &key;
     }
-    gpuprobe_status st =
-        key.kind == MEMO_READ
-            ? gp_bandwidth_read(ctx, key.device, (gpuprobe_bandwidth_test)key.dtype,
-                                (uint64_t)key.m, &key.value)
-            : gp_matmul_flops(ctx, key.device, (gpuprobe_dtype)key.dtype, key.m, key.n, key.k,
-                              budget_ms, &key.value);
-    if (st != GPUPROBE_OK)
-        return st;
-    (*measured)++;
-    *value = key.value;
-    return memo_add(ctx, &key);
+    *value = hit->value;
+    if (hit->threads_used < *threads)
+        *threads = hit->threads_used;
+    return GPUPROBE_OK;
 }
 
 /* The dtype the matmuls run in for weights wd on dev. */
@@ -473,20 +478,23 @@ static gpuprobe_status measure_all(gpuprobe_context *ctx, size_t device, int cpu
      * thread, whose figure such products attain (docs/speed.md). */
     gpuprobe_bandwidth_test rt =
         cpu ? GPUPROBE_BANDWIDTH_TEST_READ_STREAMS : GPUPROBE_BANDWIDTH_TEST_READ;
-    memo_entry read = {device, MEMO_READ, (int)rt, v[GPUPROBE_SPEED_BUFFER_BYTES], 0, 0, 0};
+    int64_t th = cpu ? v[GPUPROBE_SPEED_CPU_THREADS] : 0;
+    memo_entry read = {device, MEMO_READ, (int)rt, v[GPUPROBE_SPEED_BUFFER_BYTES], 0, 0, th, 0, 0};
     /* A gemm of a few rows times the packing of B, not the arithmetic (an
      * engine multiplies one token with a matrix-vector product): the
      * decode shape is timed at 16 rows at least. */
     int64_t dec_rows = (int64_t)rd->batch < 16 ? 16 : (int64_t)rd->batch;
-    memo_entry dec = {device, MEMO_MATMUL, (int)dt, dec_rows, I, h, 0};
-    memo_entry mlp = {device, MEMO_MATMUL, (int)dt, rows, I, h, 0};
-    memo_entry attn = {device, MEMO_MATMUL, (int)dt, rows, qkv, h, 0};
+    memo_entry dec = {device, MEMO_MATMUL, (int)dt, dec_rows, I, h, th, 0, 0};
+    memo_entry mlp = {device, MEMO_MATMUL, (int)dt, rows, I, h, th, 0, 0};
+    memo_entry attn = {device, MEMO_MATMUL, (int)dt, rows, qkv, h, th, 0, 0};
+    int used = INT32_MAX; /* the fewest threads a figure was measured with */
     gpuprobe_status st;
-    if ((st = memo_get(ctx, read, budget, &f->read_bytes_per_s, measured)) != GPUPROBE_OK ||
-        (st = memo_get(ctx, dec, budget, &f->decode_flops, measured)) != GPUPROBE_OK ||
-        (st = memo_get(ctx, mlp, budget, &f->prefill_flops, measured)) != GPUPROBE_OK ||
-        (st = memo_get(ctx, attn, budget, &f->prefill_attn_flops, measured)) != GPUPROBE_OK)
+    if ((st = memo_get(ctx, read, budget, &f->read_bytes_per_s, &used, measured)) != GPUPROBE_OK ||
+        (st = memo_get(ctx, dec, budget, &f->decode_flops, &used, measured)) != GPUPROBE_OK ||
+        (st = memo_get(ctx, mlp, budget, &f->prefill_flops, &used, measured)) != GPUPROBE_OK ||
+        (st = memo_get(ctx, attn, budget, &f->prefill_attn_flops, &used, measured)) != GPUPROBE_OK)
         return st;
+    f->cpu_threads = cpu ? used : 0;
     return GPUPROBE_OK;
 }
 

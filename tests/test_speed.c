@@ -346,7 +346,10 @@ static void test_options(void **state)
     assert_true(lo == 1 && hi == INT64_C(1) << 32);
     assert_int_equal(gpuprobe_speed_param_bounds(GPUPROBE_SPEED_EFFICIENCY, &lo, &hi), GPUPROBE_OK);
     assert_true(lo == 1 && hi == 100);
-    assert_int_equal(gpuprobe_speed_param_bounds((gpuprobe_speed_param)7, &lo, &hi),
+    assert_int_equal(gpuprobe_speed_param_bounds(GPUPROBE_SPEED_CPU_THREADS, &lo, &hi),
+                     GPUPROBE_OK);
+    assert_true(lo == 0 && hi == 1024); /* the bandwidth's and the matmul's */
+    assert_int_equal(gpuprobe_speed_param_bounds((gpuprobe_speed_param)8, &lo, &hi),
                      GPUPROBE_ERR_INVALID_ARGUMENT);
     gpuprobe_speed_options *o = NULL;
     assert_int_equal(gpuprobe_speed_options_create(&o), GPUPROBE_OK);
@@ -354,7 +357,7 @@ static void test_options(void **state)
         {GPUPROBE_SPEED_PROMPT, 512},          {GPUPROBE_SPEED_GENERATE, 128},
         {GPUPROBE_SPEED_LAYER_OVERHEAD_NS, 5000}, {GPUPROBE_SPEED_EFFICIENCY, 100},
         {GPUPROBE_SPEED_BUDGET_MS, 100},       {GPUPROBE_SPEED_BUFFER_BYTES, 0},
-        {GPUPROBE_SPEED_MAX_ROWS, 2048},
+        {GPUPROBE_SPEED_MAX_ROWS, 2048},        {GPUPROBE_SPEED_CPU_THREADS, 0},
     };
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         assert_int_equal(gpuprobe_speed_options_get(o, (gpuprobe_speed_param)defaults[i][0], &v),
@@ -515,6 +518,72 @@ static void test_measure_cached(void **state)
     gpuprobe_context_destroy(ctx);
 }
 
+/* GPUPROBE_SPEED_CPU_THREADS: the read test and the matmuls run with that
+ * many threads, the figures are kept per count, and cpu_threads says what
+ * the runs used (the fewest of them). Three threads on any machine: the
+ * bandwidth's default is one per core and OpenBLAS's its own, so a count
+ * that reached only one of the runs would show as the other's. */
+static void test_measure_threads(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = NULL;
+    assert_int_equal(setenv("GPUPROBE_CPU_AMX", "0", 1), 0); /* OpenBLAS's fp32 */
+    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
+    unsetenv("GPUPROBE_CPU_AMX");
+    gpuprobe_model *m = model_of(&tiny);
+    gpuprobe_speed_options *so = speed_opts(16, 8, 0);
+    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUDGET_MS, 2), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUFFER_BYTES, 1 << 20),
+                     GPUPROBE_OK);
+    /* the default: one per core for the read, OpenBLAS's count for the matmuls */
+    gpuprobe_speed_figures f = GPUPROBE_SPEED_FIGURES_INIT;
+    gpuprobe_status st = gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &f);
+    if (st != GPUPROBE_OK)
+        fail_msg("measure: %s: %s", gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+    const int32_t dflt = f.cpu_threads;
+    assert_true(dflt >= 1);
+    const int64_t counts[] = {3, 1};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_CPU_THREADS, counts[i]),
+                         GPUPROBE_OK);
+        gpuprobe_speed_figures g = GPUPROBE_SPEED_FIGURES_INIT;
+        assert_int_equal(gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &g), GPUPROBE_OK);
+        /* measured again, not the default's figures */
+        assert_int_equal(g.flags, GPUPROBE_SPEED_DTYPE_SUBSTITUTED);
+        assert_int_equal(g.cpu_threads, counts[i]);
+        gpuprobe_speed_figures h = GPUPROBE_SPEED_FIGURES_INIT;
+        assert_int_equal(gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &h), GPUPROBE_OK);
+        assert_int_equal(h.flags, GPUPROBE_SPEED_CACHED | GPUPROBE_SPEED_DTYPE_SUBSTITUTED);
+        assert_int_equal(h.cpu_threads, counts[i]);
+        assert_true(h.read_bytes_per_s == g.read_bytes_per_s && h.decode_flops == g.decode_flops);
+    }
+    /* back to the default: kept from the first measurement */
+    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_CPU_THREADS, 0), GPUPROBE_OK);
+    gpuprobe_speed_figures d = GPUPROBE_SPEED_FIGURES_INIT;
+    assert_int_equal(gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &d), GPUPROBE_OK);
+    assert_int_equal(d.flags, GPUPROBE_SPEED_CACHED | GPUPROBE_SPEED_DTYPE_SUBSTITUTED);
+    assert_int_equal(d.cpu_threads, dflt);
+    assert_true(d.read_bytes_per_s == f.read_bytes_per_s);
+    /* a caller's struct that ends at flags (no cpu_threads): taken, and
+     * nothing written past its size */
+    gpuprobe_speed_figures old = GPUPROBE_SPEED_FIGURES_INIT;
+    old.size = GP_END_OF(gpuprobe_speed_figures, flags);
+    old.cpu_threads = -7;
+    assert_int_equal(gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &old), GPUPROBE_OK);
+    assert_true(old.read_bytes_per_s == f.read_bytes_per_s);
+    assert_int_equal(old.flags, GPUPROBE_SPEED_CACHED | GPUPROBE_SPEED_DTYPE_SUBSTITUTED);
+    assert_int_equal(old.cpu_threads, -7);
+    /* a count out of bounds: refused, the count in force unchanged */
+    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_CPU_THREADS, 1025),
+                     GPUPROBE_ERR_INVALID_ARGUMENT);
+    int64_t v = -1;
+    assert_int_equal(gpuprobe_speed_options_get(so, GPUPROBE_SPEED_CPU_THREADS, &v), GPUPROBE_OK);
+    assert_true(v == 0);
+    gpuprobe_speed_options_destroy(so);
+    gpuprobe_model_destroy(m);
+    gpuprobe_context_destroy(ctx);
+}
+
 /* bf16 weights on a CPU with the AMX kernel are timed in bf16, nothing
  * substituted; without it in fp32, and the figures say so
  * (test_measure_cached turns it off); either way kept. */
@@ -557,7 +626,7 @@ int main(void)
         cmocka_unit_test(test_decode_sum),         cmocka_unit_test(test_prefill_llama),
         cmocka_unit_test(test_efficiency_and_tp),  cmocka_unit_test(test_options),
         cmocka_unit_test(test_bad_input),          cmocka_unit_test(test_measure_cached),
-        cmocka_unit_test(test_measure_bf16),
+        cmocka_unit_test(test_measure_bf16),       cmocka_unit_test(test_measure_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

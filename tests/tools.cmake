@@ -506,8 +506,18 @@ if(TARGET gpuprobe-smi)
     --speed-budget 2)
   gpuprobe_run_test(tools.fit.speed gpuprobe-fit --clean
     --out "\nfirst token +[0-9.]+ [mµ]?s\ndecode +[0-9.]+ tok/s\n"
-    --out "\n  cpu: prefill 64 tokens: [0-9.]+ [mµ]?s \\((compute|memory)-bound, 46\\.3 GFLOP at [0-9.]+ [GMT]FLOP/s measured\\)\\x3b decode: [0-9.]+ tokens/s \\((compute|memory)-bound, 9[0-9][0-9] MB per token at [0-9.]+ [GMT]B/s measured\\)\n"
+    --out "\n  cpu: prefill 64 tokens: [0-9.]+ [mµ]?s \\((compute|memory)-bound, 46\\.3 GFLOP at [0-9.]+ [GMT]FLOP/s measured\\)\\x3b decode: [0-9.]+ tokens/s \\((compute|memory)-bound, 9[0-9][0-9] MB per token at [0-9.]+ [GMT]B/s measured, [1-9][0-9]* threads?\\)\n"
     -- ${speed_cpu})
+  # --threads: the CPU's figures measured with that many threads, said in
+  # the line and the JSON; refused at 0 and without --prompt
+  gpuprobe_run_test(tools.fit.speed_threads gpuprobe-fit --json ${GPUPROBE_JSON_DOC} --env GPUPROBE_CPU_AMX=0
+    --json-eq devices.0.speed.measured.cpu_threads=3 -- ${speed_cpu} --threads 3 --json)
+  gpuprobe_run_test(tools.fit.speed_threads_text gpuprobe-fit --clean
+    --out " per token at [0-9.]+ [GMT]B/s measured, 1 thread\\)\n" -- ${speed_cpu} --threads 1)
+  gpuprobe_run_test(tools.fit.speed_threads_zero gpuprobe-fit --rc 2 --out-empty
+    "--err=--threads wants a thread count from 1 to 1024, not '0'" -- ${speed_cpu} --threads 0)
+  gpuprobe_run_test(tools.fit.speed_threads_alone gpuprobe-fit --rc 2 --out-empty
+    "--err=--speed-bytes and --threads go with --prompt or --generate" -- --model Qwen2.5-0.5B --threads 2)
   gpuprobe_run_test(tools.fit.speed_json gpuprobe-fit --json ${GPUPROBE_JSON_DOC} --env GPUPROBE_CPU_AMX=0
     --json-eq workload.context=68 --json-eq workload.prompt=64 --json-eq devices.0.speed.error=null
     --json-eq devices.0.speed.decode_weight_bytes=988065536

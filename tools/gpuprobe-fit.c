@@ -30,8 +30,8 @@
 enum {
     OPT_MODEL, OPT_CONTEXT, OPT_BATCH, OPT_WEIGHTS_DTYPE, OPT_KV_DTYPE, OPT_WORKLOAD, OPT_GPUS,
     OPT_DEVICE, OPT_MARGIN, OPT_MAX_CONTEXT, OPT_MAX_BATCH, OPT_LIST_MODELS, OPT_PARAMS, OPT_DTYPE,
-    OPT_PROMPT, OPT_GENERATE, OPT_LAYER_OVERHEAD, OPT_SPEED_BUDGET, OPT_SPEED_BYTES, OPT_ROOFLINE,
-    OPT_JSON
+    OPT_PROMPT, OPT_GENERATE, OPT_LAYER_OVERHEAD, OPT_SPEED_BUDGET, OPT_SPEED_BYTES, OPT_THREADS,
+    OPT_ROOFLINE, OPT_JSON
 };
 
 static const cli_option options[] = {
@@ -67,6 +67,9 @@ static const cli_option options[] = {
     [OPT_SPEED_BYTES] = {"speed-bytes", "SIZE", "with --prompt or --generate: the bandwidth "
                                                 "measurement's buffer (default: its size rule)",
                          0},
+    [OPT_THREADS] = {"threads", "N", "with --prompt or --generate: on a CPU, the threads the "
+                                     "engine runs with; the bandwidth and matmuls are measured "
+                                     "with N (default: one per core)", 0},
     [OPT_ROOFLINE] = {"roofline", "FILE", "with --prompt or --generate: draw each device's "
                                           "roofline with the model's prefill and decode on it "
                                           "into FILE (.png, .svg or .pdf)", 0},
@@ -416,6 +419,8 @@ static int speed_option(int opt, const char *v)
         [OPT_SPEED_BYTES - OPT_PROMPT] = {GPUPROBE_SPEED_BUFFER_BYTES, 4096, INT64_MAX, 1,
                                           "--speed-bytes wants a size of at least 4096 bytes "
                                           "(4KiB)"},
+        [OPT_THREADS - OPT_PROMPT] = {GPUPROBE_SPEED_CPU_THREADS, 1, 1024, 1,
+                                      "--threads wants a thread count from 1 to 1024"},
     };
     size_t i = (size_t)(opt - OPT_PROMPT);
     uint64_t n = 0;
@@ -471,6 +476,7 @@ static int option(int opt, const char *v)
     case OPT_LAYER_OVERHEAD:
     case OPT_SPEED_BUDGET:
     case OPT_SPEED_BYTES:
+    case OPT_THREADS:
         args.model_only |= 1u << opt;
         return speed_option(opt, v);
     case OPT_PARAMS:
@@ -508,8 +514,8 @@ static int check_model(void)
     if (args.dtype_given)
         args.w.weights_dtype = args.dtype;
     if (fq.sopts && !fq.speed)
-        return cli_usage_error("--layer-overhead, --speed-budget and --speed-bytes go with "
-                               "--prompt or --generate");
+        return cli_usage_error("--layer-overhead, --speed-budget, --speed-bytes and --threads go "
+                               "with --prompt or --generate");
     if (fq.roofline && !fq.speed)
         return cli_usage_error("--roofline draws the speed estimate: add --prompt or --generate");
     if (fq.roofline && cli_plot_refuse("--roofline", fq.roofline) != CLI_EXIT_OK)
@@ -549,8 +555,8 @@ static int check(void)
     if (!fq.name && args.model_only)
         return cli_usage_error("--context, --batch, --weights-dtype, --kv-dtype, --gpus, --margin, "
                                "--max-context, --max-batch, --prompt, --generate, "
-                               "--layer-overhead, --speed-budget, --speed-bytes and --roofline go "
-                               "with --model");
+                               "--layer-overhead, --speed-budget, --speed-bytes, --threads and "
+                               "--roofline go with --model");
     if (fq.name)
         return check_model();
     if (args.dtype_given) {

@@ -51,6 +51,21 @@ def test_speed_on_the_cpu(gp):
     assert s.decode_flop_mean == want["decode_flop_mean"]
 
 
+@needs_fit
+def test_speed_cpu_threads(gp):
+    """cpu_threads: the figures measured with that many threads, kept per
+    count, as gpuprobe-fit --threads measures them."""
+    s = gp.speed("Qwen2.5-0.5B", device="cpu", cpu_threads=3, **QUICK)
+    assert s.cpu_threads == 3 and not s.cached
+    again = gp.speed("Qwen2.5-0.5B", device="cpu", cpu_threads=3, **QUICK)
+    assert again.cached and again.cpu_threads == 3
+    one = gp.speed("Qwen2.5-0.5B", device="cpu", cpu_threads=1, **QUICK)
+    assert one.cpu_threads == 1 and not one.cached
+    assert fit_speed(child_env(), "--device", "cpu", "--threads", "3")["measured"]["cpu_threads"] == 3
+    with pytest.raises(gp.InvalidArgumentError, match="cpu_threads"):
+        gp.speed("Qwen2.5-0.5B", device="cpu", cpu_threads=1025, **QUICK)
+
+
 def test_speed_errors(gp):
     with pytest.raises(gp.InvalidArgumentError, match="prompt"):
         gp.speed("Qwen2.5-0.5B", device="cpu", prompt=0)
@@ -68,11 +83,12 @@ def test_speed_on_a_simulated_h200(tmp_path):
             "s = gpuprobe.speed('Qwen2.5-0.5B', device='cuda:0', prompt=64, generate=4, "
             "budget_ms=2, buffer_bytes='1MiB')\n"
             "print(json.dumps([s.device.spec, s.prefill_s, s.decode_tokens_per_s, "
-            "s.read_bytes_per_s, s.prefill_bound, s.decode_bound, s.matmul_dtype]))\n")
+            "s.read_bytes_per_s, s.prefill_bound, s.decode_bound, s.matmul_dtype, "
+            "s.cpu_threads]))\n")
     proc, _stats = run_python(code, env, tmp_path)
-    spec, prefill_s, tps, read, pb, db, dt = json.loads(proc.stdout)
+    spec, prefill_s, tps, read, pb, db, dt, threads = json.loads(proc.stdout)
     want = fit_speed(env, "--device", "cuda:0")
-    assert spec == "cuda:0" and dt == "bf16"
+    assert spec == "cuda:0" and dt == "bf16" and threads == 0
     assert prefill_s == pytest.approx(want["prefill_s"], rel=1e-9)
     assert tps == pytest.approx(want["decode_tokens_per_s"], rel=1e-9)
     assert read == pytest.approx(want["read_bytes_per_s"], rel=1e-9)

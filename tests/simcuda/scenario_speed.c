@@ -129,6 +129,14 @@ static void test_speed_h200_l4(void **state)
     assert_int_equal(simcuda_log_size(), 0);
     assert_int_equal(again.flags, GPUPROBE_SPEED_CACHED);
     assert_true(again.decode_flops == f.decode_flops && again.read_bytes_per_s == f.read_bytes_per_s);
+    /* a CPU thread count is not read on a GPU: still kept, no threads said */
+    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_CPU_THREADS, 3), GPUPROBE_OK);
+    EXPECT(ctx, gpuprobe_speed_measure(ctx, 1, m, NULL, so, 0, &again), GPUPROBE_OK);
+    assert_int_equal(simcuda_log_size(), 0);
+    assert_int_equal(again.flags, GPUPROBE_SPEED_CACHED);
+    assert_int_equal(again.cpu_threads, 0);
+    assert_int_equal(f.cpu_threads, 0);
+    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_CPU_THREADS, 0), GPUPROBE_OK);
 
     /* fp16 weights: another dtype, the matmuls again (not the bandwidth) */
     gpuprobe_plan_options *po = NULL;

@@ -361,17 +361,20 @@ static void text_speed(const fit_question *q, const answer *a)
             continue;
         }
         const gpuprobe_speed *s = &c->speed;
-        char t[32], flop[32], rate[32], bytes[32], bw[32];
+        char t[32], flop[32], rate[32], bytes[32], bw[32], th[32] = "";
         cli_seconds(t, sizeof t, s->prefill_s);
         si(flop, sizeof flop, s->prefill_flop, "FLOP");
         si(rate, sizeof rate, s->prefill_flops, "FLOP/s");
         si(bytes, sizeof bytes, s->decode_bytes_mean, "B");
         si(bw, sizeof bw, s->read_bytes_per_s, "B/s");
+        if (c->fig.cpu_threads > 0)
+            snprintf(th, sizeof th, ", %d thread%s", (int)c->fig.cpu_threads,
+                     c->fig.cpu_threads == 1 ? "" : "s");
         cli_line("  %s: prefill %lld tokens%s: %s (%s-bound, %s at %s measured); decode: %.3g "
-                 "tokens/s%s (%s-bound, %s per token at %s measured)",
+                 "tokens/s%s (%s-bound, %s per token at %s measured%s)",
                  c->spec, (long long)prompt, batch > 1 ? " x batch" : "", t,
                  bound_name(s->prefill_bound), flop, rate, s->decode_tokens_per_s,
-                 batch > 1 ? " a sequence" : "", bound_name(s->decode_bound), bytes, bw);
+                 batch > 1 ? " a sequence" : "", bound_name(s->decode_bound), bytes, bw, th);
     }
     if (!q->speed)
         return;
@@ -536,6 +539,7 @@ static struct json_object *json_speed(const column *c)
     cli_set_str(m, "dtype", gpuprobe_dtype_name((gpuprobe_dtype)f->dtype));
     cli_set_bool(m, "dtype_substituted", (f->flags & GPUPROBE_SPEED_DTYPE_SUBSTITUTED) != 0);
     cli_set_bool(m, "cached", (f->flags & GPUPROBE_SPEED_CACHED) != 0);
+    cli_set_i64(m, "cpu_threads", f->cpu_threads);
     cli_set(o, "measured", m);
     static const struct {
         const char *key;

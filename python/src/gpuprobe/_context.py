@@ -480,7 +480,8 @@ class Context:
     def speed(self, model: Any, *, prompt: int = 512, generate: int = 128,
               device: DeviceArg = "auto", layer_overhead_ns: Optional[int] = None,
               efficiency: Optional[int] = None, budget_ms: Optional[int] = None,
-              buffer_bytes: SizeArg = None, **workload: Any) -> "Speed":
+              buffer_bytes: SizeArg = None, cpu_threads: Optional[int] = None,
+              **workload: Any) -> "Speed":
         """How fast the model runs on a device: the time to the first token
         of a ``prompt``-token prompt and decode tokens/s over ``generate``
         tokens, predicted from the memory read rate and the matmul
@@ -491,7 +492,10 @@ class Context:
         defaults to prompt + generate); ``device`` as :meth:`plan`.
         ``layer_overhead_ns`` (default 5000), ``efficiency`` (percent of the
         measured rates, default 100), ``budget_ms`` and ``buffer_bytes``
-        tune the estimate and its measurement. Needs libgpuprobe 1.2."""
+        tune the estimate and its measurement; ``cpu_threads`` is the
+        threads the engine runs with on a CPU (the read rate and the
+        matmuls are measured with as many; default: one per core). Needs
+        libgpuprobe 1.2."""
         if self._lib.version_number < 10200:
             raise UnsupportedError("the speed estimate needs libgpuprobe 1.2 or later; %s is %s"
                                    % (self._lib.path, self._lib.version))
@@ -501,7 +505,7 @@ class Context:
         w = _with_model_defaults(m, _types().Workload(**workload))
         values = {"prompt": prompt, "generate": generate}
         for name, v in (("layer_overhead_ns", layer_overhead_ns), ("efficiency", efficiency),
-                        ("budget_ms", budget_ms)):
+                        ("budget_ms", budget_ms), ("cpu_threads", cpu_threads)):
             if v is not None:
                 values[name] = v
         if buffer_bytes is not None:
@@ -534,7 +538,8 @@ class Context:
             matmul_dtype=names[fig.dtype] if 0 <= fig.dtype < len(names) else None,
             dtype_substituted=bool(fig.flags & _lib.SPEED_DTYPE_SUBSTITUTED),
             cached=bool(fig.flags & _lib.SPEED_CACHED),
-            tensor_parallel_not_modelled=bool(sp.flags & _lib.SPEED_TP_NOT_MODELLED))
+            tensor_parallel_not_modelled=bool(sp.flags & _lib.SPEED_TP_NOT_MODELLED),
+            cpu_threads=fig.cpu_threads)
 
     def fewest_gpus(self, model: Any, **workload: Any) -> List[Device]:
         """The fewest GPUs that hold the model with tensor parallelism (the

@@ -85,7 +85,7 @@ MODEL_PARAM = dict(
 # gpuprobe_plan_param
 # gpuprobe_speed_param (1.2)
 SPEED_PARAM = dict(prompt=0, generate=1, layer_overhead_ns=2, efficiency=3, budget_ms=4,
-                   buffer_bytes=5, max_rows=6)
+                   buffer_bytes=5, max_rows=6, cpu_threads=7)
 SPEED_CACHED = 0x1
 SPEED_DTYPE_SUBSTITUTED = 0x2
 SPEED_TP_NOT_MODELLED = 0x1
@@ -147,7 +147,7 @@ class SpeedFigures(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("read_bytes_per_s", ctypes.c_double),
                 ("decode_flops", ctypes.c_double), ("prefill_flops", ctypes.c_double),
                 ("prefill_attn_flops", ctypes.c_double), ("dtype", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
+                ("flags", ctypes.c_uint32), ("cpu_threads", ctypes.c_int32)]
 
 
 SPEED_DOUBLES = (

@@ -295,6 +295,8 @@ class Speed:
     """The figures were measured before in this context (nothing was measured now)."""
     tensor_parallel_not_modelled: bool
     """With ``gpus`` > 1: one GPU's share; the communication is not counted."""
+    cpu_threads: int = 0
+    """On a CPU: the threads the read rate was measured with; 0 on a GPU."""
 
     def __repr__(self) -> str:
         return ("Speed(%s on %s: prefill %d tokens %.3g s (%s-bound), decode %.3g tok/s "
