@@ -296,7 +296,8 @@ class Speed:
     tensor_parallel_not_modelled: bool
     """With ``gpus`` > 1: one GPU's share; the communication is not counted."""
     cpu_threads: int = 0
-    """On a CPU: the threads the read rate was measured with; 0 on a GPU."""
+    """On a CPU: the threads the figures were measured with (the fewest of
+    the read test's and the matmuls'); 0 on a GPU."""
 
     def __repr__(self) -> str:
         return ("Speed(%s on %s: prefill %d tokens %.3g s (%s-bound), decode %.3g tok/s "
