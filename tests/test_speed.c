@@ -463,23 +463,44 @@ static void test_bad_input(void **state)
 
 /* ---- the measurement on this CPU, kept ---- */
 
-static void test_measure_cached(void **state)
+/* A context whose CPU has no bf16 kernel (OpenBLAS's fp32 times bf16
+ * weights; test_measure_bf16 has the kernel). */
+static gpuprobe_context *ctx_without_bf16(void)
 {
-    (void)state;
     gpuprobe_context *ctx = NULL;
-    /* a CPU without the bf16 kernel (test_measure_bf16 has it) */
     assert_int_equal(setenv("GPUPROBE_CPU_AMX", "0", 1), 0);
     assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
     unsetenv("GPUPROBE_CPU_AMX");
-    gpuprobe_model *m = model_of(&tiny);
+    return ctx;
+}
+
+/* P = 16, G = 8, a short measurement: 2 ms a shape, 1 MiB buffers. */
+static gpuprobe_speed_options *quick_opts(void)
+{
     gpuprobe_speed_options *so = speed_opts(16, 8, 0);
     assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUDGET_MS, 2), GPUPROBE_OK);
     assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUFFER_BYTES, 1 << 20),
                      GPUPROBE_OK);
-    gpuprobe_speed_figures f = GPUPROBE_SPEED_FIGURES_INIT;
-    gpuprobe_status st = gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &f);
+    return so;
+}
+
+/* gpuprobe_speed_measure() that must succeed, saying why when it does not. */
+static void measure(gpuprobe_context *ctx, const gpuprobe_model *m,
+                    const gpuprobe_speed_options *so, gpuprobe_speed_figures *f)
+{
+    gpuprobe_status st = gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, f);
     if (st != GPUPROBE_OK)
         fail_msg("measure: %s: %s", gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+}
+
+static void test_measure_cached(void **state)
+{
+    (void)state;
+    gpuprobe_context *ctx = ctx_without_bf16();
+    gpuprobe_model *m = model_of(&tiny);
+    gpuprobe_speed_options *so = quick_opts();
+    gpuprobe_speed_figures f = GPUPROBE_SPEED_FIGURES_INIT;
+    measure(ctx, m, so, &f);
     assert_true(f.read_bytes_per_s > 0 && f.decode_flops > 0 && f.prefill_flops > 0 &&
                 f.prefill_attn_flops > 0);
     /* bf16 weights, timed in the CPU's fp32 */
@@ -526,20 +547,12 @@ static void test_measure_cached(void **state)
 static void test_measure_threads(void **state)
 {
     (void)state;
-    gpuprobe_context *ctx = NULL;
-    assert_int_equal(setenv("GPUPROBE_CPU_AMX", "0", 1), 0); /* OpenBLAS's fp32 */
-    assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
-    unsetenv("GPUPROBE_CPU_AMX");
+    gpuprobe_context *ctx = ctx_without_bf16(); /* OpenBLAS's fp32 */
     gpuprobe_model *m = model_of(&tiny);
-    gpuprobe_speed_options *so = speed_opts(16, 8, 0);
-    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUDGET_MS, 2), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUFFER_BYTES, 1 << 20),
-                     GPUPROBE_OK);
+    gpuprobe_speed_options *so = quick_opts();
     /* the default: one per core for the read, OpenBLAS's count for the matmuls */
     gpuprobe_speed_figures f = GPUPROBE_SPEED_FIGURES_INIT;
-    gpuprobe_status st = gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &f);
-    if (st != GPUPROBE_OK)
-        fail_msg("measure: %s: %s", gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+    measure(ctx, m, so, &f);
     const int32_t dflt = f.cpu_threads;
     assert_true(dflt >= 1);
     const int64_t counts[] = {3, 1};
@@ -593,16 +606,11 @@ static void test_measure_bf16(void **state)
     gpuprobe_context *ctx = NULL;
     assert_int_equal(gpuprobe_context_create(&ctx, 0), GPUPROBE_OK);
     gpuprobe_model *m = model_of(&tiny);
-    gpuprobe_speed_options *so = speed_opts(16, 8, 0);
-    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUDGET_MS, 2), GPUPROBE_OK);
-    assert_int_equal(gpuprobe_speed_options_set(so, GPUPROBE_SPEED_BUFFER_BYTES, 1 << 20),
-                     GPUPROBE_OK);
+    gpuprobe_speed_options *so = quick_opts();
     char why[160];
     const int amx = gp_cpu_bf16(ctx, why, sizeof why);
     gpuprobe_speed_figures f = GPUPROBE_SPEED_FIGURES_INIT;
-    gpuprobe_status st = gpuprobe_speed_measure(ctx, 0, m, NULL, so, 0, &f);
-    if (st != GPUPROBE_OK)
-        fail_msg("measure: %s: %s", gpuprobe_status_name(st), gpuprobe_last_error(ctx));
+    measure(ctx, m, so, &f);
     assert_int_equal(f.dtype, amx ? GPUPROBE_DTYPE_BF16 : GPUPROBE_DTYPE_FP32);
     assert_int_equal(f.flags, amx ? 0u : GPUPROBE_SPEED_DTYPE_SUBSTITUTED);
     assert_true(f.prefill_flops > 0 && f.decode_flops > 0);
