@@ -11,8 +11,11 @@ last token only (logits_to_keep=1), as generate() computes it.
 usage: torch_decode.py [--engine eager|static|graph] [--tokens] [--sync-check]
                        CONFIG_DIR DTYPE P G [DEVICE]
 
-Prints "ttft_s decode_tokens_per_s" (decode: the G - 1 tokens after the
-first); with --tokens a second line, the G token ids generated.
+Prints "ttft_s decode_tokens_per_s decode_cpus" (decode: the G - 1 tokens
+after the first; decode_cpus: the process's CPU time over the decode's
+wall time, the CPUs it kept busy: 1.00 where PyTorch's matrix-vector
+products run on one thread); with --tokens a second line, the G token ids
+generated.
 --sync-check (static engine) runs the prefill and one decode step once
 more, untimed, watching every operator, and fails (exit 1) naming each
 one that reads a tensor's value back to the host (item(), a tensor's
@@ -140,7 +143,7 @@ def run_eager(model, ids, G, sync):
     out = model(ids, use_cache=True, logits_to_keep=1)
     tok = out.logits[:, -1].argmax(-1, keepdim=True)
     sync()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     past, gen = out.past_key_values, [tok]
     for _ in range(G - 1):
         out = model(tok, past_key_values=past, use_cache=True, logits_to_keep=1)
@@ -148,8 +151,8 @@ def run_eager(model, ids, G, sync):
         tok = out.logits[:, -1].argmax(-1, keepdim=True)
         gen.append(tok)
     sync()
-    t2 = time.perf_counter()
-    return t1 - t0, t2 - t1, torch.cat(gen, 1)[0]
+    t2, c2 = time.perf_counter(), time.process_time()
+    return t1 - t0, t2 - t1, (c2 - c1) / (t2 - t1), torch.cat(gen, 1)[0]
 
 
 # operators that read a tensor's value back to the host
@@ -258,12 +261,12 @@ def run_static(model, cfg, ids, G, dev, sync, graphs, check=False):
     t0 = time.perf_counter()
     run_prefill()
     sync()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     for _ in range(G - 1):
         run_step()
     sync()
-    t2 = time.perf_counter()
-    return t1 - t0, t2 - t1, gen[0, P:]
+    t2, c2 = time.perf_counter(), time.process_time()
+    return t1 - t0, t2 - t1, (c2 - c1) / (t2 - t1), gen[0, P:]
 
 
 def main(argv):
@@ -275,10 +278,11 @@ def main(argv):
     ids = torch.randint(0, cfg.vocab_size, (1, P), device=dev)
     with torch.inference_mode():
         if engine == "eager":
-            ttft, dec, gen = run_eager(model, ids, G, sync)
+            ttft, dec, cpus, gen = run_eager(model, ids, G, sync)
         else:
-            ttft, dec, gen = run_static(model, cfg, ids, G, dev, sync, engine == "graph", check)
-    print(f"{ttft:.6f} {(G - 1) / dec:.6f}")
+            ttft, dec, cpus, gen = run_static(model, cfg, ids, G, dev, sync, engine == "graph",
+                                              check)
+    print(f"{ttft:.6f} {(G - 1) / dec:.6f} {cpus:.2f}")
     if tokens:
         print(" ".join(str(t) for t in gen.tolist()))
 

@@ -82,8 +82,9 @@ def engines_part(script, config, work):
         check(rc == 0 and len(rows) == 2, f"{engine}: exit {rc}, two lines"
               + (f" ({err.strip().splitlines()[-1]})" if rc and err.strip() else ""))
         if len(rows) == 2:
-            ttft, tps = (float(x) for x in rows[0].split())
-            check(ttft > 0 and tps > 0, f"{engine}: ttft {ttft} s, {tps} tok/s")
+            ttft, tps, cpus = (float(x) for x in rows[0].split())
+            check(ttft > 0 and tps > 0 and cpus > 0,
+                  f"{engine}: ttft {ttft} s, {tps} tok/s, decode on {cpus} CPUs")
             check(len(rows[1].split()) == 16, f"{engine}: 16 tokens generated")
             lines[engine] = rows[1]
     check(lines.get("eager") is not None and lines.get("eager") == lines.get("static"),
