@@ -14,8 +14,8 @@ usage: torch_decode.py [--engine eager|static|graph] [--tokens] [--sync-check]
 Prints "ttft_s decode_tokens_per_s decode_cpus" (decode: the G - 1 tokens
 after the first; decode_cpus: the process's CPU time over the decode's
 wall time, the CPUs it kept busy: 1.00 where PyTorch's matrix-vector
-products run on one thread); with --tokens a second line, the G token ids
-generated.
+products run on one thread; on a machine others are using, less, what it
+got); with --tokens a second line, the G token ids generated.
 --sync-check (static engine) runs the prefill and one decode step once
 more, untimed, watching every operator, and fails (exit 1) naming each
 one that reads a tensor's value back to the host (item(), a tensor's
