@@ -74,6 +74,14 @@ if(GPUPROBE_PYTHON3)
       ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_summary_check)
   set_tests_properties(bench.bandwidth_summary PROPERTIES TIMEOUT 60
     PASS_REGULAR_EXPRESSION "all checks passed")
+  # scripts/lib/bandwidth_steps.py: the rounds of bench-bandwidth -x, from
+  # its interleaved steps (tests/tools/bandwidth_steps_check.py).
+  add_test(NAME bench.bandwidth_steps
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/bandwidth_steps_check.py
+      ${PROJECT_SOURCE_DIR}/scripts/lib/bandwidth_steps.py
+      ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_steps_check)
+  set_tests_properties(bench.bandwidth_steps PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "all checks passed")
   # scripts/lib/bandwidth_trials.py: which kernel set the CPU runs chose
   # and by how much (tests/tools/bandwidth_trials_check.py).
   set(bench_cmd)
