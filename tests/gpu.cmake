@@ -19,6 +19,19 @@ if(TARGET cuda_info)
   set_tests_properties(bench.runstat_cuda_info PROPERTIES PASS_REGULAR_EXPRESSION "\"median_ms\": [0-9.]+, .*\"failures\": 0")
 endif()
 
+# bench.NAME: tests/tools/NAME_check.py on scripts/lib/NAME.py, with the
+# arguments after NAME, then a work directory of its own; it passes when
+# it prints "all checks passed". Called from this file only (the tools
+# directory is the caller's CMAKE_CURRENT_LIST_DIR).
+function(gp_script_check name)
+  add_test(NAME bench.${name}
+    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/${name}_check.py
+      ${PROJECT_SOURCE_DIR}/scripts/lib/${name}.py ${ARGN}
+      ${CMAKE_CURRENT_BINARY_DIR}/${name}_check)
+  set_tests_properties(bench.${name} PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "all checks passed")
+endfunction()
+
 # scripts/lib/carried_tests.py, which scripts/gpu-check uses to run the unit
 # tests of a build carried to a GPU machine: on a tree whose ctest files
 # name paths that do not exist here (tests/tools/carried_tests_check.py).
@@ -35,12 +48,7 @@ endif()
 # gpu-check's step 5c): on run lines whose answers are known
 # (tests/tools/speed_summary_check.py).
 if(GPUPROBE_PYTHON3)
-  add_test(NAME bench.speed_summary
-    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/speed_summary_check.py
-      ${PROJECT_SOURCE_DIR}/scripts/lib/speed_summary.py ${PROJECT_SOURCE_DIR}/examples/models
-      ${CMAKE_CURRENT_BINARY_DIR}/speed_summary_check)
-  set_tests_properties(bench.speed_summary PROPERTIES TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "all checks passed")
+  gp_script_check(speed_summary ${PROJECT_SOURCE_DIR}/examples/models)
 endif()
 
 # scripts/lib/torch_decode.py, the runs of scripts/bench-speed and of
@@ -68,20 +76,10 @@ endif()
 # over pairs of rounds, in which the order the tools ran in cancels
 # (tests/tools/bandwidth_summary_check.py).
 if(GPUPROBE_PYTHON3)
-  add_test(NAME bench.bandwidth_summary
-    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/bandwidth_summary_check.py
-      ${PROJECT_SOURCE_DIR}/scripts/lib/bandwidth_summary.py
-      ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_summary_check)
-  set_tests_properties(bench.bandwidth_summary PROPERTIES TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "all checks passed")
+  gp_script_check(bandwidth_summary)
   # scripts/lib/bandwidth_steps.py: the rounds of bench-bandwidth -x, from
   # its interleaved steps (tests/tools/bandwidth_steps_check.py).
-  add_test(NAME bench.bandwidth_steps
-    COMMAND ${GPUPROBE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tools/bandwidth_steps_check.py
-      ${PROJECT_SOURCE_DIR}/scripts/lib/bandwidth_steps.py
-      ${CMAKE_CURRENT_BINARY_DIR}/bandwidth_steps_check)
-  set_tests_properties(bench.bandwidth_steps PROPERTIES TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "all checks passed")
+  gp_script_check(bandwidth_steps)
   # scripts/lib/bandwidth_trials.py: which kernel set the CPU runs chose
   # and by how much (tests/tools/bandwidth_trials_check.py).
   set(bench_cmd)
