@@ -309,18 +309,18 @@ static void test_sysroot_too_long(void **state)
         snprintf(sub, sizeof sub, "%s/%zu", base, len);
         assert_int_equal(mkdir(sub, 0700), 0);
         make_long_dir(root, sub, len);
-        snprintf(path, sizeof path, "%s/proc", root);
+        assert_true(snprintf(path, sizeof path, "%s/proc", root) < (int)sizeof path);
         assert_int_equal(mkdir(path, 0700), 0);
         int fits = len + tail < GP_PATH_LEN;
         /* the full names when they fit, the names cut by one byte when not */
         const char *cpuinfo = fits ? "cpuinfo" : "cpuinf";
         const char *meminfo = fits ? "meminfo" : "meminf";
-        snprintf(path, sizeof path, "%s/proc/%s", root, cpuinfo);
+        assert_true(snprintf(path, sizeof path, "%s/proc/%s", root, cpuinfo) < (int)sizeof path);
         FILE *f = fopen(path, "w");
         assert_non_null(f);
         fputs("model name : From The Sysroot\n", f);
         fclose(f);
-        snprintf(path, sizeof path, "%s/proc/%s", root, meminfo);
+        assert_true(snprintf(path, sizeof path, "%s/proc/%s", root, meminfo) < (int)sizeof path);
         f = fopen(path, "w");
         assert_non_null(f);
         fputs("MemTotal: 3 kB\nMemAvailable: 1 kB\n", f);

@@ -291,7 +291,8 @@ static int own_cgroup(char *dir, size_t size, int *v2)
 static int write_text(const char *dir, const char *file, const char *text)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path)
+        return -1;
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;

@@ -92,8 +92,9 @@ static draw_item *add(draw_list *l, draw_kind kind, uint32_t rgb, const char *id
     memset(it, 0, sizeof *it);
     it->kind = kind;
     it->rgb = rgb;
-    if (id)
-        snprintf(it->id, sizeof it->id, "%s%s", l->prefix, id);
+    /* an id cut short could repeat another: the drawing fails instead */
+    if (id && snprintf(it->id, sizeof it->id, "%s%s", l->prefix, id) >= (int)sizeof it->id)
+        l->failed = 1;
     return it;
 }
 
@@ -320,7 +321,7 @@ static size_t wrap(frame *f, const char *text, double size, double maxw, const c
         memcpy(buf, text + start, end - start);
         buf[end - start] = '\0';
         if (emit) {
-            char id[40];
+            char id[64]; /* a draw_item's id: emit_id (under 40) and the line number fit */
             snprintf(id, sizeof id, "%s-%zu", emit_id, lines);
             add_text(f->l, x, y + (double)lines * lh, buf, size, DRAW_START, INK_SOFT, id);
         }
