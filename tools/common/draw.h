@@ -114,7 +114,7 @@ typedef struct draw_list {
     char prefix[16];     /* put before the ids of the items added now */
     draw_item *items;
     size_t n, cap;
-    int failed;          /* out of memory somewhere: draw nothing */
+    int failed;          /* 1: out of memory somewhere; 2: an id too long for its item (a bug): draw nothing */
 } draw_list;
 
 /* Width in points of text in the font at size (bold or not). */

@@ -94,7 +94,7 @@ static draw_item *add(draw_list *l, draw_kind kind, uint32_t rgb, const char *id
     it->rgb = rgb;
     /* an id cut short could repeat another: the drawing fails instead */
     if (id && snprintf(it->id, sizeof it->id, "%s%s", l->prefix, id) >= (int)sizeof it->id)
-        l->failed = 1;
+        l->failed = 2;
     return it;
 }
 
@@ -781,8 +781,9 @@ int draw_layout(const cli_chart *c, draw_measure_fn measure, void *ctx, draw_lis
     axis_titles(&f, left, right);
     legend(&f, lw);
     if (out->failed) {
+        snprintf(why, why_size, "%s", out->failed == 2 ? "internal error: an element id too long for the drawing"
+                                                       : "out of memory");
         draw_list_free(out);
-        snprintf(why, why_size, "out of memory");
         return -1;
     }
     return 0;
