@@ -1674,8 +1674,10 @@ typedef enum gpuprobe_matmul_param {
     GPUPROBE_MATMUL_BATCH = 13,
     /** (since 1.2) The bound, in milliseconds of gemm calls, of the warm-up: after the
      * #GPUPROBE_MATMUL_WARMUP calls and the choice of the batch, runs of the batch are made
-     * untimed until two in a row agree within 2% (the steady state: OpenBLAS's buffers mapped and
-     * its threads awake on their own CPUs; clocks up on a GPU). A run is made only while the
+     * untimed, in windows of 50 ms (one run when a run is that long; 256 runs at most), until the
+     * medians of two windows in a row agree within 2% (the steady state: OpenBLAS's buffers mapped
+     * and its threads awake on their own CPUs; clocks up on a GPU; a rise too slow to show from one
+     * run to the next shows from one window to the next). A run is made only while the
      * warm-up, those calls and the batch's choice included, would stay within this bound if it
      * lasted as long as the last one (the first needs room for two); so calls longer than half the
      * bound get no search. Default 1000; 0: no search (1.1's warm-up). GPUPROBE_METRIC_STEADY says
@@ -1724,7 +1726,7 @@ typedef struct gpuprobe_matmul_result gpuprobe_matmul_result;
 /**
  * Run a timed matmul C = A x B (row-major, m x k times k x n) on @p device,
  * following the protocol in docs: separate setup timing, warm-up until two
- * runs in a row agree within 2% (at most #GPUPROBE_MATMUL_WARMUP_MS), timed
+ * 50 ms windows of runs in a row agree within 2% (at most #GPUPROBE_MATMUL_WARMUP_MS), timed
  * runs (CUDA events on the GPU) of #GPUPROBE_MATMUL_BATCH back-to-back calls
  * each, at least MIN_RUNS of them and more until they add up to BUDGET_MS
  * (250 ms by default; or MAX_RUNS when set), seeded zero-mean random inputs, output
@@ -1856,10 +1858,10 @@ typedef enum gpuprobe_matmul_metric {
     /** int (since 1.2): warm-up runs of the batch made in search of the steady state
      * (#GPUPROBE_MATMUL_WARMUP_MS). */
     GPUPROBE_METRIC_WARMUP_RUNS = 28,
-    /** int (since 1.2): 1 when two warm-up runs in a row agreed within 2% (the timed runs began in
-     * the steady state); 0 when the warm-up's bound came first: a machine whose speed kept
-     * changing (other work on it), or calls so long that two runs do not fit in the bound (then
-     * one call's start-up costs are a small part of it); -1 with no search
+    /** int (since 1.2): 1 when the medians of two warm-up windows in a row agreed within 2% (the
+     * timed runs began in the steady state); 0 when the warm-up's bound came first: a machine whose
+     * speed kept changing (other work on it), or calls so long that two runs do not fit in the
+     * bound (then one call's start-up costs are a small part of it); -1 with no search
      * (#GPUPROBE_MATMUL_WARMUP_MS 0). */
     GPUPROBE_METRIC_STEADY = 29
 } gpuprobe_matmul_metric;

@@ -9,8 +9,9 @@
  *      zero-mean inputs, C poisoned with NaN (host and device), handles and
  *      streams, the warm-up calls (which absorb first-call kernel loading),
  *      the block size's calibration and the search for the steady state
- *      (warm-up blocks until two in a row agree within GP_MM_STEADY_TOL,
- *      at most WARMUP_MS of warm-up in all), after which an automatic
+ *      (warm-up blocks, in windows of GP_MM_WINDOW_S at least, until the
+ *      medians of two windows in a row agree within GP_MM_STEADY_TOL, at
+ *      most WARMUP_MS of warm-up in all), after which an automatic
  *      batch is grown if the steady calls are faster than the first;
  *   2. host-to-device copies (CUDA), timed apart with events;
  *   3. timed samples, each a block of BATCH gemm calls back to back timed
@@ -300,9 +301,17 @@ void gp_mm_verify(gp_mm_job *job, const void *a, gp_elem ea, const void *b,
 #define GP_MM_SLOW_CALL_S (4 * GP_MM_SAMPLE_S)
 /* The most calls an automatic block holds. */
 #define GP_MM_MAX_BATCH ((size_t)1 << 20)
-/* Two warm-up blocks in a row agree when they differ by at most this
- * fraction of the faster: the steady state (docs/matmul.md). */
+/* Two warm-up windows in a row agree when their medians differ by at
+ * most this fraction of the faster: the steady state (docs/matmul.md). */
 #define GP_MM_STEADY_TOL 0.02
+/* A warm-up window lasts at least this long: a rise too slow to show
+ * from one 2 ms block to the next shows from one window to the next. */
+#define GP_MM_WINDOW_S 0.05
+/* The most blocks a warm-up window holds (on the stack: the search
+ * allocates nothing). Blocks of an automatic batch last 2 ms or more when
+ * it is chosen, so only calls that turn ten times faster, or a fixed
+ * batch of short calls, make a window end here first. */
+#define GP_MM_WINDOW_MAX 256
 /* The most timed samples without MAX_RUNS (8 MiB of times), and the most
  * warm-up blocks: bounds that only a clock that stands still can reach. */
 #define GP_MM_RUNS_CEILING ((size_t)1 << 20)
@@ -471,20 +480,23 @@ static gpuprobe_status calibrate(gpuprobe_context *ctx, gp_mm_job *job,
     return GPUPROBE_OK;
 }
 
-/* Do two blocks' times agree (GP_MM_STEADY_TOL of the faster)? */
-static int blocks_agree(double a, double b)
+/* Do two times agree (GP_MM_STEADY_TOL of the faster)? */
+static int times_agree(double a, double b)
 {
     double lo = a < b ? a : b, hi = a < b ? b : a;
     return hi - lo <= GP_MM_STEADY_TOL * lo;
 }
 
-/* The search for the steady state: untimed blocks of BATCH calls until two
- * in a row agree. A block is run only while the warm-up (every untimed
- * call included) stays within WARMUP_MS by the backend's clock when it
- * lasts as long as the last block (block_s before the first): the first
- * needs room for two, since one alone proves nothing. job->steady: 1
- * agreed, 0 the bound came first, -1 no search. *block_s: the last block's
- * time on return. */
+/* The search for the steady state: untimed blocks of BATCH calls, taken
+ * in windows of consecutive blocks that last GP_MM_WINDOW_S at least (one
+ * block when a block is that long; GP_MM_WINDOW_MAX blocks at most),
+ * until the medians of two windows in a row agree. A block is run only
+ * while the warm-up (every untimed call included) stays within WARMUP_MS
+ * by the backend's clock when it lasts as long as the last block (block_s
+ * before the first): the first needs room for two, since one alone proves
+ * nothing. job->steady: 1 agreed, 0 the bound came first, -1 no search.
+ * *block_s on return: the last window's median when they agreed, else the
+ * last block's time. */
 static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
                                     const gp_mm_backend *be, void *state, double *block_s)
 {
@@ -493,6 +505,9 @@ static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
         return GPUPROBE_OK;
     job->steady = 0;
     double bound = (double)job->warmup_ms / 1000.0, last = *block_s;
+    double window[GP_MM_WINDOW_MAX], window_s = 0.0;
+    double previous = -1.0; /* the last window's median, -1 before one */
+    size_t in_window = 0;
     while (job->warmup_s + (job->warmup_runs ? 1 : 2) * last <= bound &&
            job->warmup_runs < GP_MM_RUNS_CEILING) {
         double s = 0.0;
@@ -500,12 +515,21 @@ static gpuprobe_status steady_state(gpuprobe_context *ctx, gp_mm_job *job,
         if (st != GPUPROBE_OK)
             return st;
         job->warmup_s += s;
-        int agree = job->warmup_runs++ > 0 && blocks_agree(last, s);
+        job->warmup_runs++;
+        window[in_window++] = s;
+        window_s += s;
         last = *block_s = s;
-        if (agree) {
+        if (window_s < GP_MM_WINDOW_S && in_window < GP_MM_WINDOW_MAX)
+            continue;
+        double median = gp_stats_median_inplace(window, in_window);
+        if (previous >= 0 && times_agree(previous, median)) {
             job->steady = 1;
+            *block_s = median;
             break;
         }
+        previous = median;
+        in_window = 0;
+        window_s = 0.0;
     }
     return GPUPROBE_OK;
 }

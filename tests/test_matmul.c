@@ -632,17 +632,17 @@ static void check_warmup(const gpuprobe_matmul_result *r, int64_t steady, int64_
     assert_int_equal(get_i(r, GPUPROBE_METRIC_WARMUP_RUNS), runs);
 }
 
-/* Calls of 1 ms, except the warm-up call (call 0, 8 ms) and, in blocks of
- * 10 calls, blocks 1-4 (calls 1-40) that settle: 2, 1.5, 1.2, then 1.01 ms
- * a call. Block 4 is within 2% of block 5 (10.1 ms against 10 ms), block
- * 3 is not of block 4 (12 against 10.1). */
-static double settling(uint64_t c)
+/* A slow rise to the steady state: the warm-up call (call 0) of 8 ms,
+ * then, in blocks of 10 calls, blocks 0-29 (calls 1-300) of 1.5 - 0.01 b
+ * ms a call, from 15 ms a block down to 12.1, and 1.2 ms a call from
+ * block 30 on. Each block is within 1% of the one before: two blocks in a
+ * row would agree at once, during the rise. */
+static double creeping(uint64_t c)
 {
-    static const double block_ms[] = {2.0, 1.5, 1.2, 1.01};
     if (c == 0)
         return 0.008;
     uint64_t b = (c - 1) / 10;
-    return (b < 4 ? block_ms[b] : 1.0) / 1000.0;
+    return (b < 30 ? 1.5 - 0.01 * (double)b : 1.2) / 1000.0;
 }
 
 /* Blocks of 10 calls that alternate between 1 and 1.5 ms a call after the
@@ -668,24 +668,64 @@ static double steady_call(uint64_t c)
     return 1.0 / 1024.0;
 }
 
-/* Warm-up stops at the first two blocks in a row that agree within 2%:
- * blocks 4 and 5 (of 10.1 and 10 ms); the timed runs begin at block 6, so
- * none of the settling shows in them. */
-static void test_steady_when_blocks_agree(void **state)
+/* Warm-up stops at the first two windows in a row whose medians agree
+ * within 2%, a window being the blocks that last 50 ms or more together.
+ * On the slow rise: six windows of four blocks (59.4 ms down to 51.4,
+ * medians 14.85 to 12.85 ms, each 3% or more below the last), then blocks
+ * 24-28 (62 ms, median 12.4), 29-33 (60.1 ms, median 12: 3.3% below) and
+ * 34-38 (median 12: they agree). 39 blocks, 8 ms + 514.5 ms of warm-up;
+ * the timed runs begin at block 39, so none of the rise shows in them.
+ * Comparing block with block would have stopped after two, and timed
+ * blocks 2-6 (1.46 ms a call). */
+static void test_steady_when_windows_agree(void **state)
 {
     (void)state;
-    gpuprobe_matmul_result *r = scripted(settling, 10, 1000, 0, GPUPROBE_OK);
-    check_warmup(r, 1, 5);
+    gpuprobe_matmul_result *r = scripted(creeping, 10, 1000, 0, GPUPROBE_OK);
+    check_warmup(r, 1, 39);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 10);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 5); /* MIN_RUNS, no budget */
-    /* 8 ms + 10 x (2 + 1.5 + 1.2 + 1.01 + 1) ms of warm-up. */
-    assert_true(fabs(get_d(r, GPUPROBE_METRIC_WARMUP_S) - 0.0751) < 1e-12);
-    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MEDIAN_S) - 0.001) < 1e-15);
-    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MAX_S) - 0.001) < 1e-15);
-    assert_true(get_d(r, GPUPROBE_METRIC_IQR_S) == 0.0);
-    /* 1 + 5 x 10 + 5 x 10 calls in 1 + 5 + 5 blocks. */
-    assert_int_equal(script.calls, 1 + 50 + 50);
-    assert_int_equal(script.blocks, 11);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_WARMUP_S) - 0.5225) < 1e-12);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MEDIAN_S) - 0.0012) < 1e-15);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MAX_S) - 0.0012) < 1e-15);
+    assert_true(get_d(r, GPUPROBE_METRIC_IQR_S) < 1e-15);
+    /* 1 + 39 x 10 + 5 x 10 calls in 1 + 39 + 5 blocks. */
+    assert_int_equal(script.calls, 1 + 390 + 50);
+    assert_int_equal(script.blocks, 45);
+    gpuprobe_matmul_result_destroy(r);
+    /* Bounded at 200 ms: the rise is still on when the bound comes. 13
+     * blocks make 8 + 187.2 ms; a fourteenth as long as the thirteenth
+     * (13.8 ms) would end past the bound. Not steady, and it shows: the
+     * timed blocks 13-17 are 1.37 to 1.33 ms a call (median 1.35). */
+    r = scripted(creeping, 10, 200, 0, GPUPROBE_OK);
+    check_warmup(r, 0, 13);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_WARMUP_S) - 0.1952) < 1e-12);
+    assert_true(fabs(get_d(r, GPUPROBE_METRIC_MEDIAN_S) - 0.00135) < 1e-12);
+    gpuprobe_matmul_result_destroy(r);
+}
+
+/* 2^-20 s a call (about 1 us). */
+static double quick_call(uint64_t c)
+{
+    (void)c;
+    return 1.0 / 1048576.0;
+}
+
+/* A window's length. A block of 50 ms or more is a window of its own: the
+ * rule is then two blocks in a row within 2%. Blocks of 64 calls of
+ * 2^-10 s (62.5 ms): the first two agree. A window holds 256 blocks at
+ * most: blocks of one 2^-20 s call (a fixed batch) make windows of 256
+ * (0.24 ms), and two of them agree after 512 blocks. */
+static void test_window_length(void **state)
+{
+    (void)state;
+    gpuprobe_matmul_result *r = scripted(steady_call, 64, 1000, 0, GPUPROBE_OK);
+    check_warmup(r, 1, 2);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 129.0 / 1024.0);
+    gpuprobe_matmul_result_destroy(r);
+    r = scripted(quick_call, 1, 1000, 0, GPUPROBE_OK);
+    check_warmup(r, 1, 512);
+    assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 513.0 / 1048576.0);
+    assert_int_equal(script.calls, 1 + 512 + 5);
     gpuprobe_matmul_result_destroy(r);
 }
 
@@ -708,19 +748,19 @@ static void test_warmup_bound(void **state)
     assert_int_equal(script.blocks, 1 + 5);
     gpuprobe_matmul_result_destroy(r);
     /* A warm-up call already past the bound: no search block either. */
-    r = scripted(settling, 10, 8, 0, GPUPROBE_OK);
+    r = scripted(creeping, 10, 8, 0, GPUPROBE_OK);
     check_warmup(r, 0, 0);
     gpuprobe_matmul_result_destroy(r);
     /* The search starts only with room for two blocks, as long as the
      * warm-up call's rate says: a 2^-10 s call and blocks of 4, so
      * 2^-10 + 2 x 2^-8 s = 8.79 ms. A bound of 8 ms: no search; of 9 ms:
-     * two blocks, which agree. */
+     * two blocks, too short for a window: not steady. */
     r = scripted(steady_call, 4, 8, 0, GPUPROBE_OK);
     check_warmup(r, 0, 0);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 1.0 / 1024.0);
     gpuprobe_matmul_result_destroy(r);
     r = scripted(steady_call, 4, 9, 0, GPUPROBE_OK);
-    check_warmup(r, 1, 2);
+    check_warmup(r, 0, 2);
     assert_true(get_d(r, GPUPROBE_METRIC_WARMUP_S) == 9.0 / 1024.0);
     gpuprobe_matmul_result_destroy(r);
 }
@@ -728,17 +768,18 @@ static void test_warmup_bound(void **state)
 /* The automatic batch is chosen again from the steady rate. Calibration
  * on the slow first calls: 1 call (2^-10 s, short), then
  * ceil(1.25 x 2 ms / 2^-10 s) = 3 (2.9 ms): a batch of 3. The search:
- * two blocks of 3 fast calls (0.37 ms), which agree; at that rate a block
- * of 2 ms is ceil(1.25 x 2 ms / 2^-13 s) = 21 calls. Five timed runs of
- * 21: 1 + 1 + 3 + 6 + 105 calls. A fixed batch is kept. */
+ * blocks of 3 fast calls (0.37 ms), two windows of 137 (50.2 ms), which
+ * agree; at that rate a block of 2 ms is ceil(1.25 x 2 ms / 2^-13 s) = 21
+ * calls. Five timed runs of 21: 1 + 1 + 3 + 274 x 3 + 105 calls. A fixed
+ * batch is kept. */
 static void test_batch_from_steady_rate(void **state)
 {
     (void)state;
     gpuprobe_matmul_result *r = scripted(quickening, 0, 1000, 0, GPUPROBE_OK);
-    check_warmup(r, 1, 2);
+    check_warmup(r, 1, 274);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 21);
     assert_true(get_d(r, GPUPROBE_METRIC_MEDIAN_S) == 1.0 / 8192.0);
-    assert_int_equal(script.calls, 1 + 1 + 3 + 6 + 105);
+    assert_int_equal(script.calls, 1 + 1 + 3 + 274 * 3 + 105);
     gpuprobe_matmul_result_destroy(r);
     r = scripted(quickening, 3, 1000, 0, GPUPROBE_OK);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_BATCH), 3);
@@ -748,13 +789,14 @@ static void test_batch_from_steady_rate(void **state)
 /* No cap on the runs by default: the budget ends them. Blocks of 4 calls
  * of 2^-10 s: 2^-8 s a block, so 250 ms (64 x 2^-8 s exactly) takes 64
  * blocks, and 2000 ms 512 (past the 128 times first allocated: grown).
- * MAX_RUNS set: it ends them first. */
+ * The search before them: two windows of 13 blocks (50.8 ms). MAX_RUNS
+ * set: it ends them first. */
 static void test_budget_ends_runs(void **state)
 {
     (void)state;
     gpuprobe_matmul_result *r = scripted(steady_call, 4, 1000, 250, GPUPROBE_OK);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 64);
-    check_warmup(r, 1, 2);
+    check_warmup(r, 1, 26);
     gpuprobe_matmul_result_destroy(r);
     r = scripted(steady_call, 4, 1000, 2000, GPUPROBE_OK);
     assert_int_equal(get_i(r, GPUPROBE_METRIC_RUNS), 512);
@@ -799,14 +841,14 @@ static void test_spread(void **state)
 static void test_failure_in_each_phase(void **state)
 {
     (void)state;
-    /* settling with blocks of 10: run() 1 is the warm-up call, 2-6 the
-     * search, 7-11 the timed runs. */
-    for (size_t fail = 1; fail <= 11; fail++) {
+    /* creeping with blocks of 10: run() 1 is the warm-up call, 2-40 the
+     * search, 41-45 the timed runs. */
+    for (size_t fail = 1; fail <= 45; fail++) {
         gpuprobe_matmul_options *o = script_opts(10);
         gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 0);
         char want[64];
         snprintf(want, sizeof want, "scripted failure at block %zu", fail);
-        assert_null(run_scripted(settling, fail, o, GPUPROBE_ERR_CUDA, want));
+        assert_null(run_scripted(creeping, fail, o, GPUPROBE_ERR_CUDA, want));
         assert_int_equal(script.blocks, fail);
     }
 }
@@ -2137,7 +2179,8 @@ int main(void)
         cmocka_unit_test(test_cpu_bf16_off),
         cmocka_unit_test(test_cpu_bf16_threads),
         cmocka_unit_test(test_autorange),
-        cmocka_unit_test(test_steady_when_blocks_agree),
+        cmocka_unit_test(test_steady_when_windows_agree),
+        cmocka_unit_test(test_window_length),
         cmocka_unit_test(test_warmup_bound),
         cmocka_unit_test(test_budget_ends_runs),
         cmocka_unit_test(test_batch_from_steady_rate),

@@ -177,7 +177,10 @@ static double expected_s(gpuprobe_context *ctx, size_t device, gpuprobe_dtype dt
     double runs = args.runs > 0 ? (double)args.runs : 5;
     if (args.runs == 0 && runs * t < 0.25)
         runs = 0.25 / t;
-    double search = 3 * t < 1.0 ? 3 * t : 1.0; /* two runs agreeing, at most 1 s */
+    /* The search: two windows that agree, each 50 ms of runs or one run;
+     * at most 1 s. */
+    double window = t > 0.05 ? t : 0.05;
+    double search = 2 * window < 1.0 ? 2 * window : 1.0;
     return (1 + runs) * t + (t < 0.5 ? search : 0);
 }
 

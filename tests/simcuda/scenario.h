@@ -134,9 +134,12 @@ static inline gpuprobe_matmul_options *mm_options(int64_t m, int64_t n, int64_t 
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_DTYPE, dtype), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MIN_RUNS, 2), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_MAX_RUNS, 2), GPUPROBE_OK);
-    /* One call a run: these scenarios are about the calls, not the
-     * timing (autorange_on_a_gpu is about that). */
+    /* One call a run and no search for the steady state (its windows
+     * last 50 ms, thousands of these calls): these scenarios are about
+     * the calls, not the timing (autorange_on_a_gpu and
+     * steady_state_on_a_gpu are about that). */
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 1), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, 0), GPUPROBE_OK);
     return o;
 }
 

@@ -414,14 +414,14 @@ static void refusals(void **state)
  * 16 x 8 x 4 fp32 call costs 5.00000 us and the automatic batch follows
  * from the rule alone. Calibration from one call: 1 (5 us, short), then
  * min(1.25 x 2 ms / 5 us, 100 x 1) = 100 (0.5 ms, short), then 500
- * (2.5 ms): 500 calls a run. The search for the steady state: two runs of
- * 500, equal, so they agree. With BUDGET_MS 51 and no cap on the runs,
- * the runs stop at 21 (52.5 ms timed). Every gemm is counted: 1 warm-up +
- * 1 + 100 + 500 + 2 x 500 + 21 x 500 = 12102. An explicit batch of 7
- * with exactly 3 runs and no budget: 1 + 2 x 7 + 3 x 7 = 36 calls, no
- * calibration; without the warm-up call 35. Every block (warm-up,
- * calibration, search, run) and each copy (A and B up, C down) is timed
- * between two events of its own. */
+ * (2.5 ms): 500 calls a run. No search for the steady state here
+ * (steady_state_on_a_gpu has it). With BUDGET_MS 51 and no cap on the
+ * runs, the runs stop at 21 (52.5 ms timed). Every gemm is counted: 1
+ * warm-up + 1 + 100 + 500 + 21 x 500 = 11102. An explicit batch of 7
+ * with exactly 3 runs and no budget: 1 + 3 x 7 = 22 calls, no
+ * calibration; without the warm-up call 21. Every block (warm-up,
+ * calibration, run) and each copy (A and B up, C down) is timed between
+ * two events of its own. */
 static void autorange_on_a_gpu(void **state)
 {
     (void)state;
@@ -433,18 +433,19 @@ static void autorange_on_a_gpu(void **state)
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_N, 8), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_K, 4), GPUPROBE_OK);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BUDGET_MS, 51), GPUPROBE_OK);
+    assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS, 0), GPUPROBE_OK);
     simcuda_log_clear();
     gpuprobe_matmul_result *r = NULL;
     EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 500);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 21);
-    assert_int_equal(imetric(r, GPUPROBE_METRIC_STEADY), 1);
-    assert_int_equal(imetric(r, GPUPROBE_METRIC_WARMUP_RUNS), 2);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 12102);
-    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 1 + 3 + 2 + 21));
-    /* The untimed calls: 5 us x (1 + 1 + 100 + 500 + 1000), to the events'
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_STEADY), -1);
+    assert_int_equal(imetric(r, GPUPROBE_METRIC_WARMUP_RUNS), 0);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 11102);
+    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 1 + 3 + 21));
+    /* The untimed calls: 5 us x (1 + 1 + 100 + 500), to the events'
      * precision (the simulated clock's float milliseconds). */
-    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_WARMUP_S) - 1602 * 5e-6) < 1e-4 * 1602 * 5e-6);
+    assert_true(fabs(dmetric(r, GPUPROBE_METRIC_WARMUP_S) - 602 * 5e-6) < 1e-4 * 602 * 5e-6);
     assert_true(dmetric(r, GPUPROBE_METRIC_IQR_S) < 1e-9);
     /* Per call, not per run; the events' float milliseconds round a little. */
     assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - 5e-6) < 1e-9);
@@ -461,19 +462,19 @@ static void autorange_on_a_gpu(void **state)
     EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 7);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_RUNS), 3);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 36);
-    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 1 + 2 + 3));
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 22);
+    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 1 + 3));
     gpuprobe_matmul_result_destroy(r);
     assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP, 0), GPUPROBE_OK);
     simcuda_log_clear();
     EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 35);
-    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 2 + 3));
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 21);
+    assert_int_equal(simcuda_log_count("cudaEventRecord", SIMCUDA_ANY), 2 * (2 + 3));
     gpuprobe_matmul_result_destroy(r);
 
     /* A call of 8 ms or more (the warm-up shows it): one call a run, no
-     * calibration: 1 + 2 (the search) + 5 calls. On a board of 0.1 GFLOP/s
-     * a 128^3 call (4.2 MFLOP) lasts 42 ms. */
+     * calibration: 1 + 5 calls. On a board of 0.1 GFLOP/s a 128^3 call
+     * (4.2 MFLOP) lasts 42 ms. */
     gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
     fleet("[gpu]\npreset = H200\ntflops = 0.0001\n");
@@ -487,16 +488,15 @@ static void autorange_on_a_gpu(void **state)
     EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
     assert_true(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) >= 0.008);
     assert_int_equal(imetric(r, GPUPROBE_METRIC_BATCH), 1);
-    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 8);
+    assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 6);
     gpuprobe_matmul_result_destroy(r);
     gpuprobe_matmul_options_destroy(o);
     gpuprobe_context_destroy(ctx);
 }
 
-/* A run on cuda:0 with the automatic batch and no budget (two runs, after
- * the two of the search for the steady state, which agree at once: the
- * time model is exact): the batch it chose, every gemm call counted, and
- * the time per call.
+/* A run on cuda:0 with the automatic batch, no budget and no search for
+ * the steady state (two timed runs after the calibration): the batch it
+ * chose, every gemm call counted, and the time per call.
  * The result, for the caller to read further and destroy. */
 static gpuprobe_matmul_result *auto_batch_run(gpuprobe_context *ctx, int m, int n, int k,
                                               int64_t batch, int calls, double call_s)
@@ -519,12 +519,11 @@ static gpuprobe_matmul_result *auto_batch_run(gpuprobe_context *ctx, int m, int 
  * 1 GFLOP/s a 22 x 25 x 10 fp32 call (11000 FLOP) costs 5 + 11 = 16 us.
  * Calibration: 1 call (16 us, short), then min(ceil(1.25 x 2 ms / 16 us),
  * 100 x 1) = 100 (1.6 ms, short), then ceil(1.25 x 2 ms / 16 us) = 157,
- * below twice 100: 200 (3.2 ms). Two runs of 200 in the search, two
- * timed: 1 + 1 + 100 + 200 + 4 x 200 = 1102 calls. A block the rate asks
- * for that is twice the last or more is kept as it is: a 10 x 15 x 20
- * call (6000 FLOP) costs 11 us, so 1, 100 (1.1 ms), then
- * ceil(1.25 x 2 ms / 11 us) = 228 (2.5 ms): 1 + 1 + 100 + 228 + 4 x 228
- * = 1242 calls. The peak of the same run is the board's: clock x
+ * below twice 100: 200 (3.2 ms). Two timed runs of 200:
+ * 1 + 1 + 100 + 200 + 2 x 200 = 702 calls. A block the rate asks for that
+ * is twice the last or more is kept as it is: a 10 x 15 x 20 call (6000
+ * FLOP) costs 11 us, so 1, 100 (1.1 ms), then ceil(1.25 x 2 ms / 11 us) =
+ * 228 (2.5 ms): 1 + 1 + 100 + 228 + 2 x 228 = 786 calls. The peak of the same run is the board's: clock x
  * SMs x fp32 FLOP per clock per SM (H200: 1980 MHz, 132 SMs, 256), and
  * in fp16 (4096 per clock per SM) sixteen times that. */
 static void growth_and_peak_on_a_gpu(void **state)
@@ -532,13 +531,13 @@ static void growth_and_peak_on_a_gpu(void **state)
     (void)state;
     fleet("[gpu]\npreset = H200\ntflops = 0.001\n");
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_matmul_result *r = auto_batch_run(ctx, 22, 25, 10, 200, 1102, 16e-6);
+    gpuprobe_matmul_result *r = auto_batch_run(ctx, 22, 25, 10, 200, 702, 16e-6);
     const double fp32_peak = 1980000.0 * 1e3 * 132.0 * 256.0 / 1e9; /* 66908.16 GFLOP/s */
     assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_GFLOPS) == fp32_peak);
     assert_true(dmetric(r, GPUPROBE_METRIC_PEAK_FRACTION) ==
                 dmetric(r, GPUPROBE_METRIC_GFLOPS) / fp32_peak);
     gpuprobe_matmul_result_destroy(r);
-    gpuprobe_matmul_result_destroy(auto_batch_run(ctx, 10, 15, 20, 228, 1242, 11e-6));
+    gpuprobe_matmul_result_destroy(auto_batch_run(ctx, 10, 15, 20, 228, 786, 11e-6));
 
     gpuprobe_matmul_options *o = mm_options(22, 25, 10, GPUPROBE_DTYPE_FP16);
     EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
@@ -552,74 +551,83 @@ static void growth_and_peak_on_a_gpu(void **state)
  * cost (gemm_launch_ns = 0), a 5 x 4 x 3 call (120 FLOP at 1 GFLOP/s)
  * costs 0.12 us. Calibration: 1, then 100 (12 us), where the rate asks
  * for ceil(1.25 x 2 ms / 0.12 us) = 20834: 10000 (1.2 ms), then 20834
- * (2.5 ms). Two runs of the search, two timed: 1 + 1 + 100 + 10000 +
- * 5 x 20834 = 114272 calls. */
+ * (2.5 ms). Two timed runs: 1 + 1 + 100 + 10000 + 3 x 20834 = 72604
+ * calls. */
 static void growth_capped_on_a_gpu(void **state)
 {
     (void)state;
     fleet("gemm_launch_ns = 0\n[gpu]\npreset = H200\ntflops = 0.001\n");
     gpuprobe_context *ctx = new_ctx();
-    gpuprobe_matmul_result_destroy(auto_batch_run(ctx, 5, 4, 3, 20834, 114272, 0.12e-6));
+    gpuprobe_matmul_result_destroy(auto_batch_run(ctx, 5, 4, 3, 20834, 72604, 0.12e-6));
     gpuprobe_context_destroy(ctx);
 }
 
 /* A warm-up call of 8 ms or more (four samples' worth) needs no
  * calibration: one call a sample. On a board of 1 GFLOP/s a 165^3 fp32
- * call costs 5 us + 8.98425 ms: 1 warm-up + 2 of the search + 2 runs of
- * 1 = 5 calls; a 152^3 call (5 us + 7.023616 ms) is calibrated first (one
- * call, already longer than a sample): 6 calls. */
+ * call costs 5 us + 8.98425 ms: 1 warm-up + 2 runs of 1 = 3 calls; a
+ * 152^3 call (5 us + 7.023616 ms) is calibrated first (one call, already
+ * longer than a sample): 4 calls. */
 static void slow_call_not_calibrated(void **state)
 {
     (void)state;
     fleet("[gpu]\npreset = H200\ntflops = 0.001\n");
     gpuprobe_context *ctx = new_ctx();
     gpuprobe_matmul_result_destroy(
-        auto_batch_run(ctx, 165, 165, 165, 1, 5, 5e-6 + 2.0 * 165 * 165 * 165 / 1e9));
+        auto_batch_run(ctx, 165, 165, 165, 1, 3, 5e-6 + 2.0 * 165 * 165 * 165 / 1e9));
     gpuprobe_matmul_result_destroy(
-        auto_batch_run(ctx, 152, 152, 152, 1, 6, 5e-6 + 2.0 * 152 * 152 * 152 / 1e9));
+        auto_batch_run(ctx, 152, 152, 152, 1, 4, 5e-6 + 2.0 * 152 * 152 * 152 / 1e9));
     gpuprobe_context_destroy(ctx);
 }
 
-/* The search for the steady state on a device that warms up: its first
- * 2000 gemms cost up to twice the model (gemm_ramp 1), the c-th
- * 5 us x (1 + (2000 - c) / 2000) for a 16 x 8 x 4 call. Blocks of 100
- * calls (c = 1 + 100 j to 100 + 100 j; call 0 is the warm-up call) then
- * cost 500 + 487.375 - 25 j us while the ramp lasts: each 2.5% or more
- * faster than the one before, so none agrees with it. Block 19 still holds
- * 99 ramp calls (512.375 us, 2.5% over the flat 500 us of block 20);
- * blocks 20 and 21 agree: 22 warm-up runs, 16.0075 ms in all with the
- * 10 us warm-up call, and the timed runs all at 5 us a call. With a bound
- * of 10 ms the ramp is still on when it ends the warm-up: 11 blocks make
- * 10 + 11 x 987.375 - 25 x 55 = 9496.125 us, and a twelfth as long as the
- * eleventh (737.375 us) would end past the bound, so none is run; not
- * steady, and the timed runs (blocks 11 and 12) are slower. Nothing of
- * either run is left. */
+/* The search for the steady state on a device that warms up slowly: its
+ * first 30000 gemms cost up to 1.5 times the model (gemm_ramp 0.5), the
+ * c-th 5 us x (1 + 0.5 (30000 - c) / 30000) for a 16 x 8 x 4 call. In
+ * blocks of 90 calls (call 0 is the warm-up call) each block is 0.1%
+ * faster than the one before while the ramp lasts (block 333): two blocks
+ * in a row always agree. Windows of 50 ms or more do not: their medians
+ * are 648.7, 593.7, 533.2 and 465.4 us (windows of 78, 85, 94 and 107
+ * blocks, the last holding the ramp's end), then 450 and 450 us (112
+ * blocks each, the flat 5 us a call), which agree: 588 warm-up runs,
+ * 302.107 ms in all with the warm-up call, and the timed runs at 5 us a
+ * call. With a bound of 10 ms the ramp is on when the bound comes: 14
+ * blocks make 9.391 ms, and a fifteenth as long as the fourteenth would
+ * end past it; not steady, and the timed runs (blocks 14 and 15) are
+ * 7.387 us a call. (Figures from the model, the events' float
+ * milliseconds included.) A gemm that fails during the search fails the
+ * run. Nothing of any run is left. */
 static void steady_state_on_a_gpu(void **state)
 {
     (void)state;
-    const char ramp[] = "gemm_ramp = 1\ngemm_ramp_calls = 2000\n[gpu]\npreset = H200\n";
-    for (int bounded = 0; bounded < 2; bounded++) {
+    const char ramp[] = "gemm_ramp = 0.5\ngemm_ramp_calls = 30000\n[gpu]\npreset = H200\n";
+    for (int bounded = 0; bounded < 3; bounded++) {
         fleet(ramp);
         gpuprobe_context *ctx = new_ctx();
         gpuprobe_matmul_options *o = mm_options(16, 8, 4, GPUPROBE_DTYPE_FP32);
-        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 100), GPUPROBE_OK);
+        assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_BATCH, 90), GPUPROBE_OK);
         assert_int_equal(gpuprobe_matmul_options_set(o, GPUPROBE_MATMUL_WARMUP_MS,
-                                                     bounded ? 10 : 1000), GPUPROBE_OK);
+                                                     bounded == 1 ? 10 : 1000), GPUPROBE_OK);
         simcuda_log_clear();
         gpuprobe_matmul_result *r = NULL;
-        EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
-        int64_t blocks = bounded ? 11 : 22;
-        assert_int_equal(imetric(r, GPUPROBE_METRIC_STEADY), bounded ? 0 : 1);
-        assert_int_equal(imetric(r, GPUPROBE_METRIC_WARMUP_RUNS), blocks);
-        assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 1 + (blocks + 2) * 100);
-        double warm = bounded ? 9496.125e-6 : 16007.5e-6;
-        assert_true(fabs(dmetric(r, GPUPROBE_METRIC_WARMUP_S) - warm) < 1e-4 * warm);
-        /* Steady: every timed call at the model's 5 us. Bounded: blocks 11
-         * and 12, 500 + 212.375 and 500 + 187.375 us. */
-        double median = bounded ? (712.375e-6 + 687.375e-6) / 2 / 100 : 5e-6;
-        assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - median) < 1e-4 * median);
-        assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
-        gpuprobe_matmul_result_destroy(r);
+        if (bounded == 2) {
+            /* The 20000th gemm: block 222 of the search. */
+            assert_int_equal(simcuda_fail("cublasGemmEx", 20000, 0, SIMCUDA_ONCE), 0);
+            EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_ERR_CUDA);
+            assert_null(r);
+            assert_contains(gpuprobe_last_error(ctx), "CUBLAS_STATUS_EXECUTION_FAILED");
+            simcuda_clear_faults();
+        } else {
+            EXPECT(ctx, gpuprobe_matmul_run(ctx, 1, o, 0, &r), GPUPROBE_OK);
+            int64_t blocks = bounded ? 14 : 588;
+            assert_int_equal(imetric(r, GPUPROBE_METRIC_STEADY), bounded ? 0 : 1);
+            assert_int_equal(imetric(r, GPUPROBE_METRIC_WARMUP_RUNS), blocks);
+            assert_int_equal(simcuda_log_count("cublasGemmEx", SIMCUDA_ANY), 1 + (blocks + 2) * 90);
+            double warm = bounded ? 9.391326e-3 : 302.107177e-3;
+            assert_true(fabs(dmetric(r, GPUPROBE_METRIC_WARMUP_S) - warm) < 1e-5 * warm);
+            double median = bounded ? 7.387481e-6 : 5.000015e-6;
+            assert_true(fabs(dmetric(r, GPUPROBE_METRIC_MEDIAN_S) - median) < 1e-5 * median);
+            assert_int_equal(imetric(r, GPUPROBE_METRIC_VERIFIED), 1);
+            gpuprobe_matmul_result_destroy(r);
+        }
         gpuprobe_matmul_options_destroy(o);
         assert_run_left_nothing(0);
         gpuprobe_context_destroy(ctx);
